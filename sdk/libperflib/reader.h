@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The segment reader: internal, not API.  perflibd and the tests use it; it
+ * is exported from libperflib.so only under the PERFLIB_PRIVATE version node
+ * (as glibc does with GLIBC_PRIVATE) because in-process dereferencing of
+ * reference counters must share the provider runtime's state.  No header of
+ * this is installed.
+ *
+ * Every function returns 0 (or a count) on success and -errno on failure,
+ * and writes its ret_ parameters only on success.  A segment is untrusted
+ * input: every offset, size and count read from it is checked, and a bad
+ * one is reported as -EBADMSG, never followed.
+ */
+#ifndef PL_READER_H
+#define PL_READER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <wchar.h>
+
+#include "perflib.h"
+#include "segment.h"
+
+#define PL_PRIVATE __attribute__((visibility("default")))
+
+/*
+ * The runtime directory: $PERFLIB_RUNTIME_DIR, else /run/perflib when it
+ * exists and is writable or /run is writable, else $XDG_RUNTIME_DIR/perflib,
+ * else /tmp/perflib-$UID.  Created (mode 0755) when missing.  *ret is a
+ * newly allocated string owned by the caller.
+ */
+PL_PRIVATE int pl_runtime_dir(char **ret);
+
+/*
+ * A reader is not thread-safe: one thread at a time per struct pl_reader
+ * (perflibd serialises its use; open one reader per thread otherwise).
+ */
+struct pl_reader;
+
+/*
+ * Connects to the collect service socket of one provider, receives its
+ * segment descriptor and maps it read-only.  -ECONNREFUSED or -ENOENT: the
+ * provider is gone.  -ETIMEDOUT: it did not answer within the collect bound.
+ * The returned reader is owned by the caller (pl_reader_close).
+ */
+PL_PRIVATE int pl_reader_open(const char *socket_path, struct pl_reader **ret);
+
+/*
+ * Maps a segment from a descriptor (read-only) with no service connection:
+ * for tests and the fuzz harness.  The descriptor stays the caller's; the
+ * mapping does not need it once this returns.
+ */
+PL_PRIVATE int pl_reader_open_fd(int fd, struct pl_reader **ret);
+
+/* Also validates a segment image in memory (the fuzz harness's entry). */
+PL_PRIVATE int pl_reader_open_memory(const void *data, size_t size, struct pl_reader **ret);
+
+/* Unmaps and disconnects; accepts NULL. */
+PL_PRIVATE void pl_reader_close(struct pl_reader *r);
+
+/*
+ * 1 while the provider lives, 0 once it has exited or been killed (its
+ * service connection hung up), -errno on error.  Costs one poll(2).
+ */
+PL_PRIVATE int pl_reader_alive(struct pl_reader *r);
+
+/* Provider identity, from the (validated) header. */
+PL_PRIVATE int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid);
+
+/*
+ * Countersets, as validated copies owned by the reader and valid until
+ * pl_reader_close.  Descriptors never change once published, so each is
+ * validated once and cached.
+ */
+struct pl_counterset {
+        GUID guid;
+        uint32_t index;
+        uint32_t instance_type;
+        uint32_t num_counters;
+        uint32_t data_size;
+        uint32_t num_refs;
+        struct pl_seg_counter *counters;        /* num_counters entries */
+};
+/* Number of countersets currently published (re-reads the header). */
+PL_PRIVATE int pl_reader_counterset_count(struct pl_reader *r);
+PL_PRIVATE int pl_reader_counterset(struct pl_reader *r, uint32_t index,
+                                    const struct pl_counterset **ret);
+PL_PRIVATE int pl_reader_find_counterset(struct pl_reader *r, const GUID *guid,
+                                         const struct pl_counterset **ret);
+
+/*
+ * A consistent snapshot of the live instances of one counterset (or of all
+ * countersets with cset_index PL_ALL_COUNTERSETS).  An instance created or
+ * deleted while the snapshot is taken is either wholly in it or wholly out;
+ * every value is read with one atomic load of its width.
+ */
+#define PL_ALL_COUNTERSETS      UINT32_C(0xFFFFFFFF)
+/* Refresh reference counters first (in-process: directly; otherwise through
+ * the provider's collect service, waiting at most the collect bound). */
+#define PL_SNAPSHOT_COLLECT     0x1u
+
+struct pl_instance {
+        uint32_t cset_index;
+        uint32_t instance_id;
+        uint32_t dir_slot;
+        uint32_t seq;
+        uint64_t block_off;             /* identity: (block_off, seq) is unique over the
+                                           provider's life; a block's seq moves by 2 on
+                                           every reuse */
+        wchar_t *name;                  /* NUL-terminated copy */
+        uint32_t name_len;              /* characters, without the NUL */
+        uint32_t num_values;            /* = the counterset's num_counters */
+        uint64_t *values;               /* in descriptor order, zero-extended */
+};
+struct pl_snapshot {
+        uint64_t generation;            /* the segment's generation when taken */
+        uint32_t n_instances;
+        bool refs_stale;                /* a collect was asked for and did not finish */
+        struct pl_instance *instances;
+};
+PL_PRIVATE int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index,
+                                  unsigned flags, struct pl_snapshot **ret);
+/* Accepts NULL. */
+PL_PRIVATE void pl_snapshot_free(struct pl_snapshot *s);
+
+/*
+ * Asks the provider to run its ControlCallback with request_code and the
+ * given buffer (at most PL_SVC_MAX_PAYLOAD bytes), waiting at most the
+ * collect bound.  *ret_status is the callback's return value.
+ */
+PL_PRIVATE int pl_reader_notify(struct pl_reader *r, uint32_t request_code,
+                                const void *buffer, uint32_t size, uint32_t *ret_status);
+
+/*
+ * Calls cb for every provider socket in dir whose provider is alive, and
+ * removes the sockets of providers that are gone (reclaiming them).  A
+ * non-zero return from cb stops the scan and is returned.  *ret_reclaimed,
+ * when not NULL, counts the sockets removed.
+ */
+PL_PRIVATE int pl_scan(const char *dir,
+                       int (*cb)(const char *socket_path, void *userdata),
+                       void *userdata, unsigned *ret_reclaimed);
+
+/* The collect bound in milliseconds: $PERFLIB_COLLECT_TIMEOUT_MS or 100. */
+PL_PRIVATE int pl_collect_timeout_ms(void);
+
+#endif /* PL_READER_H */
