@@ -1,0 +1,46 @@
+#!/bin/sh
+# Installs the build into a scratch DESTDIR and checks what a user gets:
+# `pkg-config --cflags --libs perflib` alone builds Windows provider code
+# (as C and C++), the program runs against the installed library, and the
+# library exports exactly the API plus the private reader node.
+set -eu
+top_builddir=${top_builddir:-..}
+top_srcdir=${top_srcdir:-..}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perflib-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+make -s -C "$top_builddir/sdk" install DESTDIR="$tmp/root" >"$tmp/install.log" 2>&1 ||
+        { cat "$tmp/install.log" >&2; fail "make install"; }
+pcdir=$(find "$tmp/root" -name perflib.pc -printf '%h\n' | head -n 1)
+[ -n "$pcdir" ] || fail "perflib.pc not installed"
+prefix=$(sed -n 's/^prefix=//p' "$pcdir/perflib.pc")
+export PKG_CONFIG_PATH="$pcdir"
+pc() { pkg-config --define-variable=prefix="$tmp/root$prefix" "$@" perflib; }
+cflags=$(pc --cflags)
+libs=$(pc --libs)
+libdir=$(pc --variable=libdir)
+for h in perflib.h winperf.h perflib-wintypes.h; do
+        [ -f "$tmp/root$prefix/include/perflib/$h" ] || fail "$h not installed"
+done
+[ ! -e "$tmp/root$prefix/include/perflib/reader.h" ] || fail "internal header installed"
+
+src="$top_srcdir/tests/data/windows-provider.c"
+export PERFLIB_RUNTIME_DIR="$tmp/run"
+san=${SAN_CFLAGS:-}
+${CC:-cc} -std=c11 -Wall -Wextra -Werror $san $cflags "$src" -o "$tmp/prov-c" $libs || fail "C build"
+LD_LIBRARY_PATH="$libdir" "$tmp/prov-c" | grep -q 'windows-style provider: ok' || fail "C run"
+${CXX:-c++} -x c++ -std=c++11 -Wall -Wextra -Werror $san $cflags "$src" -o "$tmp/prov-cxx" $libs ||
+        fail "C++ build"
+LD_LIBRARY_PATH="$libdir" "$tmp/prov-cxx" | grep -q 'windows-style provider: ok' || fail "C++ run"
+
+# Only the versioned API and the private reader node are exported.
+so=$(ls "$libdir"/libperflib.so.* | head -n 1)
+exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRV]$/ {print $3}' | sed 's/@.*//' | grep -v '^PERFLIB_' | sort)
+unexpected=$(printf '%s\n' $exported | grep -v -E '^(Perf[A-Za-z0-9]+|GetLastError|SetLastError|pl_[a-z_]+)$' || true)
+[ -z "$unexpected" ] || fail "unexpected exports: $unexpected"
+printf '%s\n' $exported | grep -q '^PerfIncrementULongLongCounterValue$' || fail "API not exported"
+objdump -T "$so" | grep -q 'PERFLIB_1 *PerfStartProvider$' || fail "PerfStartProvider not versioned PERFLIB_1"
+internal=$(printf '%s\n' $exported | grep -E '^pl_' | grep -v -E '^pl_(runtime_dir|reader_[a-z_]+|snapshot_free|scan|collect_timeout_ms)$' || true)
+[ -z "$internal" ] || fail "internal symbols leak: $internal"
+echo "PASS: install, pkg-config, C and C++ build, exports"

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Consistency under fire: a provider process rewrites a 64-bit counter and
+ * creates and deletes instances as fast as it can while this process takes
+ * snapshots.  No 64-bit value may be torn, and no instance may be seen half
+ * made: its name, id and values must all belong to it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#define N_CHURN         64
+#define N_SNAPSHOTS     20000
+#define N_CHANGES       50
+#define MAX_SECONDS     30.0
+
+static GUID prov = { 0x70a40001, 0x1, 0x2, { 1, 4, 1, 4, 2, 1, 3, 5 } };
+static GUID cset = { 0x70a40002, 0x1, 0x2, { 1, 4, 1, 4, 2, 1, 3, 5 } };
+
+/* Both halves of the 64-bit counter always hold the same number. */
+#define MIRRORED(x) ((uint64_t) (uint32_t) (x) * UINT64_C(0x100000001))
+
+static void name_for(wchar_t *buf, ULONG id)
+{
+        /* Names of different lengths, so that freed blocks are reused across sizes. */
+        swprintf(buf, 64, L"n%u-%.*ls", id, (int) (id % 23), L"xxxxxxxxxxxxxxxxxxxxxxx");
+}
+
+static void writer_child(int cmd_fd, int ack_fd)
+{
+        HANDLE h;
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES,
+                                              2, (const ULONG[]) { 4, 8 }, &size);
+        PPERF_COUNTERSET_INSTANCE live[N_CHURN] = { 0 };
+        wchar_t name[64];
+
+        (void) cmd_fd;
+        if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS)
+                _exit(2);
+        PPERF_COUNTERSET_INSTANCE w = PerfCreateInstance(h, &cset, L"w", 0xFFFFFFFF);
+        if (!w)
+                _exit(3);
+        tu_ready(ack_fd);
+        for (uint64_t x = 1;; x++) {
+                PerfSetULongLongCounterValue(h, w, 2, MIRRORED(x));
+                ULONG k = (ULONG) (x % N_CHURN);
+                if (live[k]) {
+                        PerfDeleteInstance(h, live[k]);
+                        live[k] = NULL;
+                } else {
+                        ULONG id = (ULONG) (x & 0xFFFFFF);
+                        name_for(name, id);
+                        live[k] = PerfCreateInstance(h, &cset, name, id);
+                        if (live[k]) {
+                                PerfSetULongCounterValue(h, live[k], 1, id * 3);
+                                PerfSetULongLongCounterValue(h, live[k], 2, MIRRORED(id));
+                        }
+                }
+        }
+}
+
+struct tally {
+        unsigned snapshots, churn_seen, w_changes;
+        uint64_t last_w;
+};
+
+static void check_instance(const struct pl_instance *in, struct tally *t)
+{
+        wchar_t name[64];
+
+        if (in->instance_id == 0xFFFFFFFF) {
+                uint64_t v = in->values[1];
+                assert_true((v >> 32) == (v & 0xFFFFFFFF));     /* never torn */
+                assert_true(v >= t->last_w);                    /* never from the past */
+                t->w_changes += v != t->last_w;
+                t->last_w = v;
+                assert_true(wcscmp(in->name, L"w") == 0);
+                return;
+        }
+        t->churn_seen++;
+        name_for(name, in->instance_id);
+        assert_true(wcscmp(in->name, name) == 0);
+        assert_true(in->values[0] == 0 || in->values[0] == (uint32_t) (in->instance_id * 3));
+        assert_true(in->values[1] == 0 || in->values[1] == MIRRORED(in->instance_id));
+}
+
+static void snapshots_are_consistent(void **state)
+{
+        struct tu_child c = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pl_reader *r = NULL;
+        struct tally t = { 0 };
+        double end;
+
+        (void) state;
+        tu_runtime_setup();
+        assert_int_equal(tu_child_start(&c, writer_child), 0);
+        assert_int_equal(tu_open_only_provider(1.0, &r), 0);
+        end = tu_now() + MAX_SECONDS;
+        /*
+         * On a loaded machine the writer may get little CPU: keep going until
+         * it has really raced us, within a generous bound.
+         */
+        while ((t.snapshots < N_SNAPSHOTS || t.w_changes < N_CHANGES || !t.churn_seen) &&
+               tu_now() < end) {
+                struct pl_snapshot *s = NULL;
+                assert_int_equal(pl_reader_snapshot(r, 0, 0, &s), 0);
+                assert_true(s->n_instances >= 1 && s->n_instances <= 1 + N_CHURN);
+                for (uint32_t i = 0; i < s->n_instances; i++) {
+                        check_instance(&s->instances[i], &t);
+                        for (uint32_t j = 0; j < i; j++)
+                                assert_false(s->instances[j].instance_id ==
+                                             s->instances[i].instance_id);
+                }
+                pl_snapshot_free(s);
+                t.snapshots++;
+        }
+        pl_reader_close(r);
+        tu_child_stop(&c);
+        tu_runtime_teardown();
+        /* The test only means something if the writer really raced the reader. */
+        print_message("%u snapshots, %u churning instances seen, %u value changes\n",
+                      t.snapshots, t.churn_seen, t.w_changes);
+        assert_true(t.snapshots >= 100);
+        assert_true(t.churn_seen > 0);
+        assert_true(t.w_changes >= N_CHANGES);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(snapshots_are_consistent),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
