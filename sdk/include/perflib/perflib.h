@@ -75,12 +75,20 @@ extern "C" {
 #define PERF_AGGREGATE_INSTANCE                 L"_Total"
 #define PERF_MAX_INSTANCE_NAME                  1024
 
-/* Block types of PERF_COUNTER_HEADER (consumer side, MS-PCQ 2.2.4.8). */
-#define PERF_ERROR_RETURN                       0
-#define PERF_SINGLE_COUNTER                     1
-#define PERF_MULTI_COUNTERS                     2
-#define PERF_MULTI_INSTANCES                    4
-#define PERF_COUNTERSET                         6
+/*
+ * Block types of PERF_COUNTER_HEADER (consumer side, MS-PCQ 2.2.4.8).  The
+ * MS-PCQ table calls 2 and 4 PERF_MULTI_COUNTERS and PERF_MULTI_INSTANCES,
+ * which are also the names of the structures those blocks hold; Windows'
+ * perflib.h names the values PERF_MULTIPLE_*, and so do we, so that both the
+ * values and the structures keep their Windows names.
+ */
+typedef enum _PerfCounterDataType {
+        PERF_ERROR_RETURN = 0,
+        PERF_SINGLE_COUNTER = 1,
+        PERF_MULTIPLE_COUNTERS = 2,
+        PERF_MULTIPLE_INSTANCES = 4,
+        PERF_COUNTERSET = 6,
+} PerfCounterDataType;
 
 typedef struct _PERF_COUNTERSET_INFO {
         GUID CounterSetGuid;
