@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# scripts/test.sh: everything CI runs, the same way on a developer machine.
+#
+#   1. scripts/setup.sh --enable-werror, then `make check` in ./build;
+#   2. a second build with AddressSanitizer and UBSan in ./build-asan,
+#      `make check` again;
+#   3. a short libFuzzer run of the segment reader, when clang is present;
+#   4. one summary line, "N passed, M failed" (every test of both make check
+#      runs, plus the fuzz run as one test), and a non-zero exit status on any
+#      failure.
+#
+# BUILD_DIR and ASAN_BUILD_DIR override the two build directories (relative
+# paths are taken from the top of the source tree); FUZZ_SECONDS (default 20)
+# the length of the fuzz run.  Extra arguments go to both configure runs.
+set -uo pipefail
+
+srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$srcdir" || exit 1
+
+abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$srcdir" "$1" ;; esac; }
+build_dir=$(abs "${BUILD_DIR:-build}")
+asan_dir=$(abs "${ASAN_BUILD_DIR:-build-asan}")
+fuzz_seconds=${FUZZ_SECONDS:-20}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+passed=0
+failed=0
+problems=()
+
+log() { printf '\n=== test: %s\n' "$*"; }
+
+# Adds the "# PASS:" and "# FAIL:" (and ERROR, XPASS) counts of every
+# test-suite.log under $1 to the totals.
+count_results() {
+        local f p x
+
+        while IFS= read -r f; do
+                p=$(sed -n 's/^# PASS: *\([0-9]*\).*/\1/p' "$f" | head -n1)
+                passed=$((passed + ${p:-0}))
+                for x in FAIL ERROR XPASS; do
+                        p=$(sed -n "s/^# $x: *\\([0-9]*\\).*/\\1/p" "$f" | head -n1)
+                        failed=$((failed + ${p:-0}))
+                done
+        done < <(find "$1" -name test-suite.log -type f 2>/dev/null)
+}
+
+# Prints the test-suite.log of every directory whose tests did not all pass.
+show_failures() {
+        local f
+
+        while IFS= read -r f; do
+                if grep -Eq '^# (FAIL|ERROR|XPASS): *[1-9]' "$f"; then
+                        printf '\n----- %s -----\n' "$f"
+                        cat "$f"
+                fi
+        done < <(find "$1" -name test-suite.log -type f 2>/dev/null)
+}
+
+# build_and_check NAME DIR CONFIGURE_ARG...
+build_and_check() {
+        local name=$1 dir=$2
+        shift 2
+
+        log "$name: setup ($*)"
+        if ! BUILD_DIR=$dir "$srcdir/scripts/setup.sh" "$@"; then
+                printf 'test: %s: the build failed\n' "$name" >&2
+                problems+=("$name build")
+                failed=$((failed + 1))
+                return 1
+        fi
+        # Stale logs of an earlier run must not be counted again.
+        find "$dir" -name test-suite.log -type f -delete 2>/dev/null
+        log "$name: make check"
+        if ! make -C "$dir" -j"$jobs" check; then
+                local before=$failed
+
+                problems+=("$name make check")
+                show_failures "$dir"
+                count_results "$dir"
+                # make check failed but no test did: a build or harness error.
+                [ "$failed" -gt "$before" ] || failed=$((failed + 1))
+                return 1
+        fi
+        count_results "$dir"
+        return 0
+}
+
+# The sources of the fuzz target: the harness plus the whole runtime, since
+# the reader calls into the provider side for in-process collection.
+fuzz_sources() {
+        printf '%s\n' tests/fuzz-segment.c sdk/libperflib/*.c
+}
+
+# Builds the libFuzzer binary into $1/fuzz-segment-libfuzzer and runs it for
+# $fuzz_seconds seconds on a corpus kept in $1/fuzz-corpus.
+run_fuzz() {
+        local dir=$1 bin=$1/fuzz-segment-libfuzzer corpus=$1/fuzz-corpus
+        local srcs=() seeds=()
+
+        mapfile -t srcs < <(fuzz_sources)
+        mkdir -p "$dir"
+        log "fuzz: building $bin"
+        if ! clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+                -I sdk/include/perflib -I sdk/libperflib \
+                "${srcs[@]}" -lpthread -o "$bin"; then
+                problems+=("fuzz build")
+                failed=$((failed + 1))
+                return 1
+        fi
+        mkdir -p "$corpus"
+        [ -d tests/fuzz-corpus ] && seeds=(tests/fuzz-corpus)
+        log "fuzz: running for ${fuzz_seconds}s"
+        if ! "$bin" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
+                -artifact_prefix="$dir/fuzz-" "$corpus" ${seeds[@]+"${seeds[@]}"}; then
+                printf 'test: the fuzzer found a crash; reproducer under %s/fuzz-*\n' "$dir" >&2
+                problems+=("fuzz run")
+                failed=$((failed + 1))
+                return 1
+        fi
+        passed=$((passed + 1))
+}
+
+build_and_check "build" "$build_dir" --enable-werror "$@"
+# The packages are in place after the first setup.
+PERFLIB_SKIP_DEPS=1 build_and_check "asan build" "$asan_dir" \
+        --enable-werror --enable-sanitizers "$@"
+
+if command -v clang >/dev/null 2>&1; then
+        run_fuzz "$asan_dir"
+else
+        log "fuzz: clang not found, skipped"
+fi
+
+echo
+if [ ${#problems[@]} -gt 0 ]; then
+        printf 'test: failed:'
+        printf ' [%s]' "${problems[@]}"
+        printf '\n'
+fi
+printf '%d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ] && [ ${#problems[@]} -eq 0 ]
