@@ -560,6 +560,19 @@ int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid)
         return 0;
 }
 
+int pl_reader_heap_usage(struct pl_reader *r, uint64_t *ret_used, uint64_t *ret_size)
+{
+        if (!r || !ret_used || !ret_size)
+                return -EINVAL;
+        uint64_t size = r->segment_size - r->heap_off;
+        uint64_t used = __atomic_load_n(&hdr(r)->heap_top, __ATOMIC_ACQUIRE);
+        if (used > size)
+                return -EBADMSG;
+        *ret_used = used;
+        *ret_size = size;
+        return 0;
+}
+
 /* ---- countersets ---- */
 
 int pl_reader_counterset_count(struct pl_reader *r)

@@ -68,6 +68,12 @@ PL_PRIVATE int pl_reader_alive(struct pl_reader *r);
 PL_PRIVATE int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid);
 
 /*
+ * How full the segment is: heap bytes handed out so far (freed blocks stay
+ * counted; they are reused from free lists) and the heap's size.
+ */
+PL_PRIVATE int pl_reader_heap_usage(struct pl_reader *r, uint64_t *ret_used, uint64_t *ret_size);
+
+/*
  * Countersets, as validated copies owned by the reader and valid until
  * pl_reader_close.  Descriptors never change once published, so each is
  * validated once and cached.

@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench-perflib: prints what the provider API and the segment reader cost.
+ *
+ *   updates     PerfIncrementULongLongCounterValue, PerfSetULongCounterValue,
+ *               and a direct write through the instance pointer
+ *   create      100,000 instances: time, and segment heap bytes per instance
+ *   churn       a PerfCreateInstance + PerfDeleteInstance pair among
+ *               100,000 live instances
+ *   snapshot    pl_reader_snapshot of 100,000 instances x 4 counters
+ *   contention  4 threads incrementing one counter (and, for comparison,
+ *               4 threads each incrementing their own instance)
+ *
+ * One figure a line, "name: value unit", after a header of '#' lines.  The
+ * provider runs with a private runtime directory, removed at the end, so the
+ * run neither sees nor disturbs other providers.  Built by `make check`,
+ * never run as a test: timings are for people to read.  See README.md.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "perflib.h"
+#include "reader.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define N_INSTANCES 100000u
+#define N_THREADS 4u
+#define NAME_LEN 16u            /* "instance-NNNNNN" and its NUL */
+#define REPEATS 3u              /* timed loops are run this often; the best run counts */
+
+/* {b3e1c7a0-5d2f-4e61-9a8b-0c1d2e3f4a50} and the countersets below it. */
+static GUID bench_provider = {
+        0xb3e1c7a0, 0x5d2f, 0x4e61, { 0x9a, 0x8b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x50 }
+};
+static const GUID bench_cset = {
+        0xb3e1c7a1, 0x5d2f, 0x4e61, { 0x9a, 0x8b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x50 }
+};
+
+enum { CTR_REQUESTS = 1, CTR_BYTES = 2, CTR_QUEUE = 3, CTR_ERRORS = 4 };
+
+/*
+ * The template's Offsets are all 0, so perflib lays the counters out as this
+ * struct, right after the PERF_COUNTERSET_INSTANCE header: the one Offset
+ * convention, which is what lets a provider write its data directly.
+ */
+struct bench_data {
+        ULONGLONG requests;
+        ULONGLONG bytes;
+        ULONG queue;
+        ULONG errors;
+};
+
+static struct {
+        PERF_COUNTERSET_INFO info;
+        PERF_COUNTER_INFO counters[4];
+} bench_template = {
+        { { 0xb3e1c7a1, 0x5d2f, 0x4e61, { 0x9a, 0x8b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x50 } },
+          { 0xb3e1c7a0, 0x5d2f, 0x4e61, { 0x9a, 0x8b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x50 } },
+          4, PERF_COUNTERSET_MULTI_INSTANCES },
+        {
+                { CTR_REQUESTS, PERF_COUNTER_BULK_COUNT, 0, 8, PERF_DETAIL_NOVICE, 0, 0 },
+                { CTR_BYTES, PERF_COUNTER_LARGE_RAWCOUNT, 0, 8, PERF_DETAIL_NOVICE, 0, 0 },
+                { CTR_QUEUE, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, 0 },
+                { CTR_ERRORS, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, 0 },
+        },
+};
+
+struct sizes {
+        uint64_t update_iters;          /* per timed loop of an update call */
+        uint64_t churn_pairs;
+        unsigned snapshots;
+        uint64_t thread_iters;          /* per thread */
+};
+
+static const struct sizes full_sizes = { 20000000, 200000, 20, 5000000 };
+static const struct sizes quick_sizes = { 2000000, 20000, 3, 500000 };
+
+struct bench {
+        const struct sizes *sz;
+        char runtime_dir[64];
+        HANDLE provider;
+        PPERF_COUNTERSET_INSTANCE *inst;        /* N_INSTANCES */
+        wchar_t (*names)[NAME_LEN];             /* N_INSTANCES */
+        struct pl_reader *reader;
+        uint32_t cset_index;
+};
+
+/* A failed step: says what and why; the caller unwinds. */
+__attribute__((format(printf, 1, 2)))
+static int fail(const char *fmt, ...)
+{
+        va_list ap;
+
+        fflush(stdout);
+        fputs("bench-perflib: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return -1;
+}
+
+static uint64_t now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static void figure(const char *name, double value, const char *unit)
+{
+        printf("%s: %.*f %s\n", name, value < 10.0 ? 2 : 1, value, unit);
+}
+
+static struct bench_data *data_of(PPERF_COUNTERSET_INSTANCE inst)
+{
+        return (struct bench_data *) ((BYTE *) inst + sizeof(PERF_COUNTERSET_INSTANCE));
+}
+
+/* ---- setup ---- */
+
+static int make_runtime_dir(struct bench *b)
+{
+        snprintf(b->runtime_dir, sizeof(b->runtime_dir), "/tmp/perflib-bench-XXXXXX");
+        if (!mkdtemp(b->runtime_dir)) {
+                b->runtime_dir[0] = '\0';
+                return fail("mkdtemp: %s", strerror(errno));
+        }
+        /* Before PerfStartProvider, which announces the provider there. */
+        if (setenv("PERFLIB_RUNTIME_DIR", b->runtime_dir, 1) < 0)
+                return fail("setenv: %s", strerror(errno));
+        return 0;
+}
+
+/* Whatever a crashed step may have left, then the directory itself. */
+static void remove_runtime_dir(struct bench *b)
+{
+        DIR *d;
+        struct dirent *de;
+
+        if (!b->runtime_dir[0])
+                return;
+        d = opendir(b->runtime_dir);
+        if (d) {
+                while ((de = readdir(d)))
+                        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                                (void) unlinkat(dirfd(d), de->d_name, 0);
+                closedir(d);
+        }
+        if (rmdir(b->runtime_dir) < 0)
+                fail("cannot remove %s: %s", b->runtime_dir, strerror(errno));
+}
+
+static int start_provider(struct bench *b)
+{
+        ULONG err;
+
+        err = PerfStartProvider(&bench_provider, NULL, &b->provider);
+        if (err != ERROR_SUCCESS)
+                return fail("PerfStartProvider: error %lu", (unsigned long) err);
+        err = PerfSetCounterSetInfo(b->provider, &bench_template.info, sizeof(bench_template));
+        if (err != ERROR_SUCCESS)
+                return fail("PerfSetCounterSetInfo: error %lu", (unsigned long) err);
+        return 0;
+}
+
+/* Names are made before any timing, so that swprintf is not measured. */
+static int alloc_instances(struct bench *b)
+{
+        b->inst = calloc(N_INSTANCES, sizeof(*b->inst));
+        b->names = calloc(N_INSTANCES, sizeof(*b->names));
+        if (!b->inst || !b->names)
+                return fail("out of memory");
+        for (uint32_t i = 0; i < N_INSTANCES; i++)
+                swprintf(b->names[i], NAME_LEN, L"instance-%06u", (unsigned) i);
+        return 0;
+}
+
+static int first_socket(const char *path, void *userdata)
+{
+        char **ret = userdata;
+
+        *ret = strdup(path);
+        return *ret ? 1 : -ENOMEM;
+}
+
+/* Our provider is the only one in the private runtime directory. */
+static int open_reader(struct bench *b)
+{
+        const struct pl_counterset *cs;
+        char *path = NULL;
+        int k;
+
+        k = pl_scan(b->runtime_dir, first_socket, &path, NULL);
+        if (k < 0 || !path)
+                return fail("no provider socket in %s: %s", b->runtime_dir,
+                            k < 0 ? strerror(-k) : "none found");
+        k = pl_reader_open(path, &b->reader);
+        free(path);
+        if (k < 0)
+                return fail("pl_reader_open: %s", strerror(-k));
+        k = pl_reader_find_counterset(b->reader, &bench_cset, &cs);
+        if (k < 0)
+                return fail("pl_reader_find_counterset: %s", strerror(-k));
+        b->cset_index = cs->index;
+        return 0;
+}
+
+/* Heap bytes handed out so far, as the reader sees them; 0 on error (reported). */
+static uint64_t heap_used(const struct bench *b)
+{
+        uint64_t used = 0, size;
+        int k = pl_reader_heap_usage(b->reader, &used, &size);
+
+        if (k < 0)
+                fail("pl_reader_heap_usage: %s", strerror(-k));
+        return used;
+}
+
+/* ---- updates ---- */
+
+/*
+ * Best of REPEATS loops of iters calls of PerfIncrementULongLongCounterValue
+ * (increment) or PerfSetULongCounterValue; ns per call, negative on error.
+ * Checking each result is part of the cost, as in any careful provider.
+ */
+static double time_calls(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, uint64_t iters, bool increment)
+{
+        double best = -1.0;
+
+        for (unsigned r = 0; r < REPEATS; r++) {
+                ULONG err = ERROR_SUCCESS;
+                uint64_t t0 = now_ns();
+
+                for (uint64_t i = 0; i < iters && err == ERROR_SUCCESS; i++)
+                        err = increment ?
+                                PerfIncrementULongLongCounterValue(h, inst, CTR_REQUESTS, 1) :
+                                PerfSetULongCounterValue(h, inst, CTR_QUEUE, (ULONG) i);
+                double ns = (double) (now_ns() - t0) / (double) iters;
+                if (err != ERROR_SUCCESS) {
+                        fail("update call: error %lu", (unsigned long) err);
+                        return -1.0;
+                }
+                if (best < 0 || ns < best)
+                        best = ns;
+        }
+        return best;
+}
+
+/*
+ * A provider may write its counters itself.  The volatile store cannot be
+ * elided or merged, and the empty asm keeps the compiler from batching the
+ * atomic adds: each loop iteration is one real write.
+ */
+static double time_direct(PPERF_COUNTERSET_INSTANCE inst, uint64_t iters, bool atomic)
+{
+        struct bench_data *d = data_of(inst);
+        volatile ULONGLONG *v = &d->bytes;
+        double best = -1.0;
+
+        for (unsigned r = 0; r < REPEATS; r++) {
+                uint64_t t0 = now_ns();
+
+                if (atomic)
+                        for (uint64_t i = 0; i < iters; i++) {
+                                __atomic_fetch_add(&d->bytes, 1, __ATOMIC_RELAXED);
+                                __asm__ __volatile__("" ::: "memory");
+                        }
+                else
+                        for (uint64_t i = 0; i < iters; i++)
+                                *v = i;
+                double ns = (double) (now_ns() - t0) / (double) iters;
+                if (best < 0 || ns < best)
+                        best = ns;
+        }
+        return best;
+}
+
+/* The struct must be where the API writes, or the direct figure means nothing. */
+static int check_layout(HANDLE h, PPERF_COUNTERSET_INSTANCE inst)
+{
+        if (PerfSetULongLongCounterValue(h, inst, CTR_BYTES, 0x1122334455667788ull) != 0 ||
+            PerfSetULongCounterValue(h, inst, CTR_ERRORS, 0x99aabbccu) != 0)
+                return fail("PerfSet*CounterValue failed");
+        if (data_of(inst)->bytes != 0x1122334455667788ull || data_of(inst)->errors != 0x99aabbccu)
+                return fail("counter layout differs from struct bench_data");
+        return 0;
+}
+
+static int bench_updates(struct bench *b)
+{
+        PPERF_COUNTERSET_INSTANCE inst;
+        double inc, set;
+        int r = -1;
+
+        inst = PerfCreateInstance(b->provider, &bench_cset, L"updates", 0);
+        if (!inst)
+                return fail("PerfCreateInstance: error %lu", (unsigned long) GetLastError());
+        if (check_layout(b->provider, inst) < 0)
+                goto out;
+        inc = time_calls(b->provider, inst, b->sz->update_iters, true);
+        set = time_calls(b->provider, inst, b->sz->update_iters, false);
+        if (inc < 0 || set < 0)
+                goto out;
+        figure("increment-ulonglong", inc, "ns/op");
+        figure("set-ulong", set, "ns/op");
+        figure("direct-store", time_direct(inst, b->sz->update_iters, false), "ns/op");
+        figure("direct-atomic-add", time_direct(inst, b->sz->update_iters, true), "ns/op");
+        r = 0;
+out:
+        /* Deleted so the 100,000 below are all there is in the counterset. */
+        if (PerfDeleteInstance(b->provider, inst) != ERROR_SUCCESS)
+                r = fail("PerfDeleteInstance failed");
+        return r;
+}
+
+/* ---- instances ---- */
+
+static int bench_create(struct bench *b)
+{
+        uint64_t heap0 = heap_used(b), t0 = now_ns(), dt;
+
+        for (uint32_t i = 0; i < N_INSTANCES; i++) {
+                b->inst[i] = PerfCreateInstance(b->provider, &bench_cset, b->names[i], i);
+                if (!b->inst[i])
+                        return fail("PerfCreateInstance #%u: error %lu", (unsigned) i,
+                                    (unsigned long) GetLastError());
+        }
+        dt = now_ns() - t0;
+        figure("create-100000-instances", (double) dt / 1e6, "ms");
+        figure("create-instance", (double) dt / N_INSTANCES, "ns/op");
+        figure("heap-bytes-per-instance", (double) (heap_used(b) - heap0) / N_INSTANCES,
+               "bytes");
+        figure("directory-bytes-per-instance", (double) sizeof(uint64_t), "bytes");
+        return 0;
+}
+
+/* Create and delete one more instance while N_INSTANCES others live. */
+static int bench_churn(struct bench *b)
+{
+        double best = -1.0;
+
+        for (unsigned r = 0; r < REPEATS; r++) {
+                uint64_t t0 = now_ns();
+
+                for (uint64_t i = 0; i < b->sz->churn_pairs; i++) {
+                        PPERF_COUNTERSET_INSTANCE x =
+                                PerfCreateInstance(b->provider, &bench_cset, L"churn", (ULONG) i);
+                        if (!x || PerfDeleteInstance(b->provider, x) != ERROR_SUCCESS)
+                                return fail("create/delete pair #%llu failed",
+                                            (unsigned long long) i);
+                }
+                double ns = (double) (now_ns() - t0) / (double) b->sz->churn_pairs;
+                if (best < 0 || ns < best)
+                        best = ns;
+        }
+        figure("create-delete-pair-100000-live", best, "ns/op");
+        return 0;
+}
+
+static int bench_snapshot(struct bench *b)
+{
+        uint64_t total = 0, best = UINT64_MAX;
+
+        for (unsigned i = 0; i < b->sz->snapshots; i++) {
+                struct pl_snapshot *s = NULL;
+                uint64_t t0 = now_ns(), dt;
+                int k = pl_reader_snapshot(b->reader, b->cset_index, 0, &s);
+
+                dt = now_ns() - t0;
+                if (k < 0)
+                        return fail("pl_reader_snapshot: %s", strerror(-k));
+                bool ok = s->n_instances == N_INSTANCES && s->instances[0].num_values == 4;
+                pl_snapshot_free(s);
+                if (!ok)
+                        return fail("snapshot is not 100,000 instances x 4 counters");
+                total += dt;
+                best = dt < best ? dt : best;
+        }
+        figure("snapshot-100000x4", (double) total / b->sz->snapshots / 1e6, "ms");
+        figure("snapshot-100000x4-best", (double) best / 1e6, "ms");
+        figure("snapshot-per-instance", (double) total / b->sz->snapshots / N_INSTANCES,
+               "ns/instance");
+        return 0;
+}
+
+static int bench_delete(struct bench *b)
+{
+        uint64_t t0 = now_ns();
+
+        for (uint32_t i = 0; i < N_INSTANCES; i++)
+                if (PerfDeleteInstance(b->provider, b->inst[i]) != ERROR_SUCCESS)
+                        return fail("PerfDeleteInstance #%u failed", (unsigned) i);
+        figure("delete-100000-instances", (double) (now_ns() - t0) / 1e6, "ms");
+        return 0;
+}
+
+/* ---- contention ---- */
+
+struct worker {
+        HANDLE provider;
+        PPERF_COUNTERSET_INSTANCE inst;
+        uint64_t iters;
+        const int *go;
+        unsigned failures;
+        pthread_t thread;
+};
+
+static void *worker_run(void *arg)
+{
+        struct worker *w = arg;
+
+        /* A start flag, not a barrier: the main thread can always release it,
+         * even when it could not start every worker. */
+        while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE))
+                sched_yield();
+        for (uint64_t i = 0; i < w->iters; i++)
+                w->failures += PerfIncrementULongLongCounterValue(w->provider, w->inst,
+                                                                  CTR_REQUESTS, 1) != 0;
+        return NULL;
+}
+
+/*
+ * Wall time of N_THREADS threads doing iters increments each, from the
+ * moment they are released together; ns per increment per thread, negative
+ * on error.  shared: all on one counter; else each on its own instance.
+ */
+static double run_workers(struct bench *b, bool shared, uint64_t iters)
+{
+        struct worker w[N_THREADS];
+        unsigned failures = 0, started = 0;
+        int go = 0;
+        uint64_t t0;
+
+        for (unsigned i = 0; i < N_THREADS; i++) {
+                w[i] = (struct worker) {
+                        .provider = b->provider,
+                        /* Neighbouring blocks are 128 bytes apart; every other
+                         * one keeps the threads off each other's cache lines. */
+                        .inst = b->inst[shared ? 0 : 2 * i + 2],
+                        .iters = iters,
+                        .go = &go,
+                };
+                if (pthread_create(&w[i].thread, NULL, worker_run, &w[i]) != 0)
+                        break;
+                started++;
+        }
+        t0 = now_ns();
+        __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+        for (unsigned i = 0; i < started; i++) {
+                pthread_join(w[i].thread, NULL);
+                failures += w[i].failures;
+        }
+        double ns = (double) (now_ns() - t0) / (double) iters;
+        if (started < N_THREADS)
+                fail("pthread_create failed");
+        return started < N_THREADS || failures ? -1.0 : ns;
+}
+
+static int bench_contention(struct bench *b)
+{
+        uint64_t iters = b->sz->thread_iters;
+        ULONGLONG before = data_of(b->inst[0])->requests;
+        double shared, own;
+
+        shared = run_workers(b, true, iters);
+        if (shared < 0)
+                return fail("contended increments failed");
+        /* Every concurrent increment must have been counted. */
+        if (data_of(b->inst[0])->requests - before != N_THREADS * iters)
+                return fail("lost increments: %llu of %llu",
+                            (unsigned long long) (data_of(b->inst[0])->requests - before),
+                            (unsigned long long) (N_THREADS * iters));
+        own = run_workers(b, false, iters);
+        if (own < 0)
+                return fail("per-thread increments failed");
+        figure("contended-increment-4-threads", shared, "ns/op per thread");
+        figure("contended-increment-4-threads-aggregate", shared / N_THREADS, "ns/op");
+        figure("own-instance-increment-4-threads", own, "ns/op per thread");
+        return 0;
+}
+
+/* ---- main ---- */
+
+static int run(struct bench *b)
+{
+        if (make_runtime_dir(b) < 0 || start_provider(b) < 0 || alloc_instances(b) < 0 ||
+            open_reader(b) < 0)
+                return -1;
+        if (bench_updates(b) < 0 || bench_create(b) < 0 || bench_churn(b) < 0 ||
+            bench_snapshot(b) < 0 || bench_contention(b) < 0 || bench_delete(b) < 0)
+                return -1;
+        return 0;
+}
+
+static void teardown(struct bench *b)
+{
+        pl_reader_close(b->reader);
+        if (b->provider && PerfStopProvider(b->provider) != ERROR_SUCCESS)
+                fail("PerfStopProvider failed");
+        free(b->inst);
+        free(b->names);
+        remove_runtime_dir(b);
+}
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: bench-perflib [--quick]\n"
+                "Print the costs of perflib's counter updates, instance creation and\n"
+                "deletion, reader snapshots and contended increments, one figure a line.\n"
+                "\n"
+                "  -q, --quick   a tenth of the iterations: rougher figures, sooner\n"
+                "  -h, --help    show this help and exit\n");
+}
+
+static int parse_args(int argc, char **argv, bool *quick)
+{
+        static const struct option opts[] = {
+                { "quick", no_argument, NULL, 'q' },
+                { "help", no_argument, NULL, 'h' },
+                { NULL, 0, NULL, 0 },
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+                switch (c) {
+                case 'q':
+                        *quick = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 1;
+                default:
+                        usage(stderr);
+                        return -1;
+                }
+        }
+        if (optind < argc) {
+                usage(stderr);
+                return -1;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct bench b = { 0 };
+        bool quick = false;
+        int k;
+
+        k = parse_args(argc, argv, &quick);
+        if (k != 0)
+                return k > 0 ? EXIT_SUCCESS : 2;
+        b.sz = quick ? &quick_sizes : &full_sizes;
+        printf("# perflib-linux %s benchmark (%s run, %ld online CPUs)\n", PACKAGE_VERSION,
+               quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN));
+        printf("# timed loops: best of %u; see bench/README.md for what each figure means\n",
+               REPEATS);
+        /* Then the threads take turns, and the contention figures say so. */
+        if (sysconf(_SC_NPROCESSORS_ONLN) < (long) N_THREADS)
+                printf("# fewer CPUs than the %u contention threads: those figures include "
+                       "time-slicing\n", N_THREADS);
+        fflush(stdout);
+        k = run(&b);
+        teardown(&b);
+        return k < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
