@@ -19,6 +19,11 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+/* Taken now: PCP's headers redefine PACKAGE_VERSION as their own. */
+static const char bench_version[] = PACKAGE_VERSION;
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,12 +40,15 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include <sys/stat.h>
+
+#ifdef HAVE_PCP_MMV
+#include <pcp/pmapi.h>
+#include <pcp/mmv_stats.h>
+#endif
+
 #include "perflib.h"
 #include "reader.h"
-
-#ifndef PACKAGE_VERSION
-#define PACKAGE_VERSION "unknown"
-#endif
 
 #define N_INSTANCES 100000u
 #define N_THREADS 4u
@@ -244,7 +252,8 @@ static uint64_t heap_used(const struct bench *b)
  * (increment) or PerfSetULongCounterValue; ns per call, negative on error.
  * Checking each result is part of the cost, as in any careful provider.
  */
-static double time_calls(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, uint64_t iters, bool increment)
+static double time_calls(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, ULONG id, uint64_t iters,
+                         bool increment)
 {
         double best = -1.0;
 
@@ -254,7 +263,7 @@ static double time_calls(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, uint64_t iter
 
                 for (uint64_t i = 0; i < iters && err == ERROR_SUCCESS; i++)
                         err = increment ?
-                                PerfIncrementULongLongCounterValue(h, inst, CTR_REQUESTS, 1) :
+                                PerfIncrementULongLongCounterValue(h, inst, id, 1) :
                                 PerfSetULongCounterValue(h, inst, CTR_QUEUE, (ULONG) i);
                 double ns = (double) (now_ns() - t0) / (double) iters;
                 if (err != ERROR_SUCCESS) {
@@ -318,8 +327,8 @@ static int bench_updates(struct bench *b)
                 return fail("PerfCreateInstance: error %lu", (unsigned long) GetLastError());
         if (check_layout(b->provider, inst) < 0)
                 goto out;
-        inc = time_calls(b->provider, inst, b->sz->update_iters, true);
-        set = time_calls(b->provider, inst, b->sz->update_iters, false);
+        inc = time_calls(b->provider, inst, CTR_REQUESTS, b->sz->update_iters, true);
+        set = time_calls(b->provider, inst, CTR_QUEUE, b->sz->update_iters, false);
         if (inc < 0 || set < 0)
                 goto out;
         figure("increment-ulonglong", inc, "ns/op");
@@ -332,6 +341,52 @@ out:
         if (PerfDeleteInstance(b->provider, inst) != ERROR_SUCCESS)
                 r = fail("PerfDeleteInstance failed");
         return r;
+}
+
+/*
+ * Counter lookup by id: an increment of the last counter of a counterset of
+ * n 64-bit counters, one instance.  Flat figures for 10 and 10,000 counters
+ * show the lookup does not depend on the number of counters.
+ */
+static double time_lookup(struct bench *b, ULONG n, ULONG guid_tag)
+{
+        ULONG size = sizeof(PERF_COUNTERSET_INFO) + n * sizeof(PERF_COUNTER_INFO);
+        PPERF_COUNTERSET_INFO t = calloc(1, size);
+        PPERF_COUNTERSET_INSTANCE inst = NULL;
+        double ns = -1.0;
+
+        if (!t)
+                return fail("out of memory"), -1.0;
+        t->CounterSetGuid = bench_cset;
+        t->CounterSetGuid.Data1 += guid_tag;
+        t->ProviderGuid = bench_provider;
+        t->NumCounters = n;
+        t->InstanceType = PERF_COUNTERSET_SINGLE_INSTANCE;
+        PPERF_COUNTER_INFO c = (PPERF_COUNTER_INFO) (t + 1);
+        for (ULONG i = 0; i < n; i++)
+                c[i] = (PERF_COUNTER_INFO) { .CounterId = i + 1, .Type = PERF_COUNTER_BULK_COUNT,
+                                             .Size = 8, .DetailLevel = PERF_DETAIL_NOVICE };
+        if (PerfSetCounterSetInfo(b->provider, t, size) != ERROR_SUCCESS)
+                fail("PerfSetCounterSetInfo(%lu counters) failed", (unsigned long) n);
+        else if (!(inst = PerfCreateInstance(b->provider, &t->CounterSetGuid, L"lookup", 0)))
+                fail("PerfCreateInstance: error %lu", (unsigned long) GetLastError());
+        else
+                ns = time_calls(b->provider, inst, n, b->sz->update_iters, true);
+        if (inst)
+                (void) PerfDeleteInstance(b->provider, inst);
+        free(t);
+        return ns;
+}
+
+static int bench_lookup(struct bench *b)
+{
+        double few = time_lookup(b, 10, 0x100), many = time_lookup(b, 10000, 0x200);
+
+        if (few < 0 || many < 0)
+                return -1;
+        figure("increment-lookup-10-counters", few, "ns/op");
+        figure("increment-lookup-10000-counters", many, "ns/op");
+        return 0;
 }
 
 /* ---- instances ---- */
@@ -349,9 +404,13 @@ static int bench_create(struct bench *b)
         dt = now_ns() - t0;
         figure("create-100000-instances", (double) dt / 1e6, "ms");
         figure("create-instance", (double) dt / N_INSTANCES, "ns/op");
-        figure("heap-bytes-per-instance", (double) (heap_used(b) - heap0) / N_INSTANCES,
-               "bytes");
+        double heap = (double) (heap_used(b) - heap0) / N_INSTANCES;
+        /* What the instance itself needs: its counter data and its name. */
+        double payload = (double) (sizeof(struct bench_data) +
+                                   ((NAME_LEN * sizeof(wchar_t) + 7) & ~(size_t) 7));
+        figure("heap-bytes-per-instance", heap, "bytes");
         figure("directory-bytes-per-instance", (double) sizeof(uint64_t), "bytes");
+        figure("overhead-bytes-per-instance", heap - payload + sizeof(uint64_t), "bytes");
         return 0;
 }
 
@@ -441,18 +500,18 @@ static void *worker_run(void *arg)
 }
 
 /*
- * Wall time of N_THREADS threads doing iters increments each, from the
- * moment they are released together; ns per increment per thread, negative
- * on error.  shared: all on one counter; else each on its own instance.
+ * Wall time of n threads doing iters increments each, from the moment they
+ * are released together; ns per increment per thread, negative on error.
+ * shared: all on one counter; else each on its own instance.
  */
-static double run_workers(struct bench *b, bool shared, uint64_t iters)
+static double run_workers(struct bench *b, unsigned n, bool shared, uint64_t iters)
 {
         struct worker w[N_THREADS];
         unsigned failures = 0, started = 0;
         int go = 0;
         uint64_t t0;
 
-        for (unsigned i = 0; i < N_THREADS; i++) {
+        for (unsigned i = 0; i < n && i < N_THREADS; i++) {
                 w[i] = (struct worker) {
                         .provider = b->provider,
                         /* Neighbouring blocks are 128 bytes apart; every other
@@ -472,33 +531,142 @@ static double run_workers(struct bench *b, bool shared, uint64_t iters)
                 failures += w[i].failures;
         }
         double ns = (double) (now_ns() - t0) / (double) iters;
-        if (started < N_THREADS)
+        if (started < n)
                 fail("pthread_create failed");
-        return started < N_THREADS || failures ? -1.0 : ns;
+        return started < n || failures ? -1.0 : ns;
+}
+
+/* n threads on one counter; the increments lost (must be 0), negative on error. */
+static double shared_increments(struct bench *b, unsigned n, double *ret_ns)
+{
+        uint64_t iters = b->sz->thread_iters;
+        ULONGLONG before = data_of(b->inst[0])->requests;
+        double ns = run_workers(b, n, true, iters);
+
+        if (ns < 0)
+                return fail("contended increments failed"), -1.0;
+        *ret_ns = ns;
+        return (double) (n * iters - (data_of(b->inst[0])->requests - before));
 }
 
 static int bench_contention(struct bench *b)
 {
-        uint64_t iters = b->sz->thread_iters;
-        ULONGLONG before = data_of(b->inst[0])->requests;
-        double shared, own;
+        double ns2, ns4, lost2, lost4, own;
 
-        shared = run_workers(b, true, iters);
-        if (shared < 0)
-                return fail("contended increments failed");
-        /* Every concurrent increment must have been counted. */
-        if (data_of(b->inst[0])->requests - before != N_THREADS * iters)
-                return fail("lost increments: %llu of %llu",
-                            (unsigned long long) (data_of(b->inst[0])->requests - before),
-                            (unsigned long long) (N_THREADS * iters));
-        own = run_workers(b, false, iters);
-        if (own < 0)
-                return fail("per-thread increments failed");
-        figure("contended-increment-4-threads", shared, "ns/op per thread");
-        figure("contended-increment-4-threads-aggregate", shared / N_THREADS, "ns/op");
+        lost2 = shared_increments(b, 2, &ns2);
+        lost4 = shared_increments(b, N_THREADS, &ns4);
+        own = run_workers(b, N_THREADS, false, b->sz->thread_iters);
+        if (lost2 < 0 || lost4 < 0 || own < 0)
+                return -1;
+        figure("increment-2-threads-lost", lost2, "increments");
+        figure("contended-increment-2-threads", ns2, "ns/op per thread");
+        figure("contended-increment-4-threads-lost", lost4, "increments");
+        figure("contended-increment-4-threads", ns4, "ns/op per thread");
+        figure("contended-increment-4-threads-aggregate", ns4 / N_THREADS, "ns/op");
         figure("own-instance-increment-4-threads", own, "ns/op per thread");
+        /* Every concurrent increment must have been counted. */
+        if (lost2 != 0 || lost4 != 0)
+                return fail("increments were lost");
         return 0;
 }
+
+/* ---- PCP MMV, for comparison ---- */
+
+#ifdef HAVE_PCP_MMV
+struct mmv_worker {
+        void *addr;
+        pmAtomValue *value;
+        uint64_t iters;
+        pthread_t thread;
+};
+
+static void *mmv_worker_run(void *arg)
+{
+        struct mmv_worker *w = arg;
+
+        for (uint64_t i = 0; i < w->iters; i++)
+                mmv_inc(w->addr, w->value);
+        return NULL;
+}
+
+/* The share of 2 x iters concurrent mmv_inc calls that were lost, in percent. */
+static double mmv_lost_percent(void *addr, pmAtomValue *v, uint64_t iters)
+{
+        struct mmv_worker w[2];
+
+        v->ull = 0;
+        for (unsigned i = 0; i < 2; i++) {
+                w[i] = (struct mmv_worker) { .addr = addr, .value = v, .iters = iters };
+                if (pthread_create(&w[i].thread, NULL, mmv_worker_run, &w[i]) != 0)
+                        return fail("pthread_create failed"), -1.0;
+        }
+        for (unsigned i = 0; i < 2; i++)
+                pthread_join(w[i].thread, NULL);
+        return 100.0 * (double) (2 * iters - v->ull) / (double) (2 * iters);
+}
+
+static double mmv_inc_ns(void *addr, pmAtomValue *v, uint64_t iters)
+{
+        double best = -1.0;
+
+        for (unsigned r = 0; r < REPEATS; r++) {
+                uint64_t t0 = now_ns();
+                for (uint64_t i = 0; i < iters; i++)
+                        mmv_inc(addr, v);
+                double ns = (double) (now_ns() - t0) / (double) iters;
+                if (best < 0 || ns < best)
+                        best = ns;
+        }
+        return best;
+}
+
+/* The same two figures for PCP's MMV: one counter, single thread and two threads. */
+static int bench_mmv(struct bench *b)
+{
+        static const pmUnits count = MMV_UNITS(0, 0, 1, 0, 0, PM_COUNT_ONE);
+        char dir[sizeof(b->runtime_dir) + 8], file[sizeof(dir) + 32];
+        mmv_registry_t *reg;
+        void *addr = NULL;
+        pmAtomValue *v = NULL;
+        int r = -1;
+
+        /* MMV files live in $PCP_TMP_DIR/mmv: keep ours in the private directory. */
+        snprintf(dir, sizeof(dir), "%s/mmv", b->runtime_dir);
+        snprintf(file, sizeof(file), "%s/bench-perflib", dir);
+        if (setenv("PCP_TMP_DIR", b->runtime_dir, 1) < 0 || mkdir(dir, 0700) < 0)
+                return fail("cannot make %s: %s", dir, strerror(errno));
+        reg = mmv_stats_registry("bench-perflib", 42, 0);
+        if (reg && mmv_stats_add_metric(reg, "requests", 1, MMV_TYPE_U64, MMV_SEM_COUNTER,
+                                        count, 0, "requests", "requests") == 0)
+                addr = mmv_stats_start(reg);
+        if (addr)
+                v = mmv_lookup_value_desc(addr, "requests", NULL);
+        if (!v) {
+                fail("PCP MMV setup failed");
+                goto out;
+        }
+        figure("pcp-mmv-inc", mmv_inc_ns(addr, v, b->sz->update_iters), "ns/op");
+        double lost = mmv_lost_percent(addr, v, b->sz->thread_iters);
+        if (lost >= 0) {
+                figure("pcp-mmv-2-threads-lost", lost, "% of increments");
+                r = 0;
+        }
+out:
+        /* Also unmaps what mmv_stats_start mapped. */
+        if (reg)
+                mmv_stats_free(reg);
+        (void) unlink(file);
+        (void) rmdir(dir);
+        return r;
+}
+#else
+static int bench_mmv(struct bench *b)
+{
+        (void) b;
+        printf("# PCP MMV not found at configure time: no comparison figures\n");
+        return 0;
+}
+#endif
 
 /* ---- main ---- */
 
@@ -507,8 +675,9 @@ static int run(struct bench *b)
         if (make_runtime_dir(b) < 0 || start_provider(b) < 0 || alloc_instances(b) < 0 ||
             open_reader(b) < 0)
                 return -1;
-        if (bench_updates(b) < 0 || bench_create(b) < 0 || bench_churn(b) < 0 ||
-            bench_snapshot(b) < 0 || bench_contention(b) < 0 || bench_delete(b) < 0)
+        if (bench_updates(b) < 0 || bench_lookup(b) < 0 || bench_create(b) < 0 ||
+            bench_churn(b) < 0 || bench_snapshot(b) < 0 || bench_contention(b) < 0 ||
+            bench_delete(b) < 0 || bench_mmv(b) < 0)
                 return -1;
         return 0;
 }
@@ -573,7 +742,7 @@ int main(int argc, char **argv)
         if (k != 0)
                 return k > 0 ? EXIT_SUCCESS : 2;
         b.sz = quick ? &quick_sizes : &full_sizes;
-        printf("# perflib-linux %s benchmark (%s run, %ld online CPUs)\n", PACKAGE_VERSION,
+        printf("# perflib-linux %s benchmark (%s run, %ld online CPUs)\n", bench_version,
                quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN));
         printf("# timed loops: best of %u; see bench/README.md for what each figure means\n",
                REPEATS);
