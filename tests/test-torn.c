@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Consistency under fire: a provider process rewrites a 64-bit counter and
- * creates and deletes instances as fast as it can while this process takes
- * snapshots.  No 64-bit value may be torn, and no instance may be seen half
+ * Consistency under fire: a provider process rewrites 64-bit counters (one
+ * through the API with both halves equal, one by direct stores alternating
+ * two bit patterns) and creates and deletes instances as fast as it can
+ * while this process takes snapshots.  No 64-bit value may be torn, and no instance may be seen half
  * made: its name, id and values must all belong to it.
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #define N_CHURN         64
 #define N_SNAPSHOTS     20000
 #define N_CHANGES       50
+#define MIN_SECONDS     2.0     /* the race is rare: give it time to happen */
 #define MAX_SECONDS     30.0
 
 static GUID prov = { 0x70a40001, 0x1, 0x2, { 1, 4, 1, 4, 2, 1, 3, 5 } };
@@ -28,6 +30,9 @@ static GUID cset = { 0x70a40002, 0x1, 0x2, { 1, 4, 1, 4, 2, 1, 3, 5 } };
 
 /* Both halves of the 64-bit counter always hold the same number. */
 #define MIRRORED(x) ((uint64_t) (uint32_t) (x) * UINT64_C(0x100000001))
+/* Counter 3 of "w" alternates between two patterns that share no bit. */
+#define PATTERN_A UINT64_C(0x5555555555555555)
+#define PATTERN_B UINT64_C(0xAAAAAAAAAAAAAAAA)
 
 static void name_for(wchar_t *buf, ULONG id)
 {
@@ -40,7 +45,7 @@ static void writer_child(int cmd_fd, int ack_fd)
         HANDLE h;
         ULONG size;
         PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES,
-                                              2, (const ULONG[]) { 4, 8 }, &size);
+                                              3, (const ULONG[]) { 4, 8, 8 }, &size);
         PPERF_COUNTERSET_INSTANCE live[N_CHURN] = { 0 };
         wchar_t name[64];
 
@@ -51,9 +56,13 @@ static void writer_child(int cmd_fd, int ack_fd)
         PPERF_COUNTERSET_INSTANCE w = PerfCreateInstance(h, &cset, L"w", 0xFFFFFFFF);
         if (!w)
                 _exit(3);
+        /* Offsets 0: counter 3 is the third member of { ULONG; ULONGLONG; ULONGLONG; }. */
+        volatile ULONGLONG *pattern = (volatile ULONGLONG *) ((BYTE *) (w + 1) + 16);
         tu_ready(ack_fd);
         for (uint64_t x = 1;; x++) {
                 PerfSetULongLongCounterValue(h, w, 2, MIRRORED(x));
+                /* The direct-write path: one plain aligned 64-bit store. */
+                *pattern = (x & 1) ? PATTERN_A : PATTERN_B;
                 ULONG k = (ULONG) (x % N_CHURN);
                 if (live[k]) {
                         PerfDeleteInstance(h, live[k]);
@@ -71,7 +80,7 @@ static void writer_child(int cmd_fd, int ack_fd)
 }
 
 struct tally {
-        unsigned snapshots, churn_seen, w_changes;
+        unsigned snapshots, churn_seen, w_changes, patterns;
         uint64_t last_w;
 };
 
@@ -85,6 +94,9 @@ static void check_instance(const struct pl_instance *in, struct tally *t)
                 assert_true(v >= t->last_w);                    /* never from the past */
                 t->w_changes += v != t->last_w;
                 t->last_w = v;
+                uint64_t p = in->values[2];
+                assert_true(p == 0 || p == PATTERN_A || p == PATTERN_B);
+                t->patterns |= p == PATTERN_A ? 1 : p == PATTERN_B ? 2 : 0;
                 assert_true(wcscmp(in->name, L"w") == 0);
                 return;
         }
@@ -93,6 +105,7 @@ static void check_instance(const struct pl_instance *in, struct tally *t)
         assert_true(wcscmp(in->name, name) == 0);
         assert_true(in->values[0] == 0 || in->values[0] == (uint32_t) (in->instance_id * 3));
         assert_true(in->values[1] == 0 || in->values[1] == MIRRORED(in->instance_id));
+        assert_true(in->values[2] == 0);
 }
 
 static void snapshots_are_consistent(void **state)
@@ -100,18 +113,20 @@ static void snapshots_are_consistent(void **state)
         struct tu_child c = { .cmd_fd = -1, .ack_fd = -1 };
         struct pl_reader *r = NULL;
         struct tally t = { 0 };
-        double end;
+        double start, end;
 
         (void) state;
         tu_runtime_setup();
         assert_int_equal(tu_child_start(&c, writer_child), 0);
         assert_int_equal(tu_open_only_provider(1.0, &r), 0);
-        end = tu_now() + MAX_SECONDS;
+        start = tu_now();
+        end = start + MAX_SECONDS;
         /*
          * On a loaded machine the writer may get little CPU: keep going until
          * it has really raced us, within a generous bound.
          */
-        while ((t.snapshots < N_SNAPSHOTS || t.w_changes < N_CHANGES || !t.churn_seen) &&
+        while ((t.snapshots < N_SNAPSHOTS || t.w_changes < N_CHANGES || !t.churn_seen ||
+                t.patterns != 3 || tu_now() < start + MIN_SECONDS) &&
                tu_now() < end) {
                 struct pl_snapshot *s = NULL;
                 assert_int_equal(pl_reader_snapshot(r, 0, 0, &s), 0);
@@ -134,6 +149,7 @@ static void snapshots_are_consistent(void **state)
         assert_true(t.snapshots >= 100);
         assert_true(t.churn_seen > 0);
         assert_true(t.w_changes >= N_CHANGES);
+        assert_int_equal(t.patterns, 3);        /* both patterns were seen */
 }
 
 int main(void)

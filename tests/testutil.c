@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,6 +149,7 @@ int tu_child_start(struct tu_child *c, void (*fn)(int cmd_fd, int ack_fd))
                 close(cmd[1]);
                 return -errno;
         }
+        pid_t parent = getpid();
         c->pid = fork();
         if (c->pid < 0) {
                 int r = -errno;
@@ -155,6 +157,9 @@ int tu_child_start(struct tu_child *c, void (*fn)(int cmd_fd, int ack_fd))
                 return r;
         }
         if (c->pid == 0) {
+                /* A failed assertion skips the parent's cleanup: never outlive it. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(91);
                 /* The child must not hold the parent's ends, or it never sees EOF. */
                 close(cmd[1]);
                 close(ack[0]);
