@@ -85,6 +85,7 @@ static void sigkill_seen_within_one_second(void **state)
                 }
                 usleep(1000);
         }
+        print_message("SIGKILL seen after %.1f ms\n", gone * 1e3);
         assert_true(gone >= 0 && gone < 1.0);
         pl_reader_close(r);
 
@@ -117,6 +118,8 @@ static void stopped_provider_is_alive_and_collect_is_bounded(void **state)
         assert_true(s->refs_stale);
         assert_int_equal(s->n_instances, 1);
         pl_snapshot_free(s);
+        print_message("collect from a stopped provider gave up after %.1f ms (bound %d ms)\n",
+                      took * 1e3, pl_collect_timeout_ms());
         assert_true(took < 5.0 * pl_collect_timeout_ms() / 1000.0);
 
         assert_int_equal(kill(c->pid, SIGCONT), 0);
