@@ -1,0 +1,882 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_header (-o) and gen_counters_header (-ch): the provider header in the
+ * shape modern Windows ctrpp gives it, and the symbols-only header.
+ *
+ * What Windows ctrpp writes (jxcore's node_perfctr_provider.h, hpx's
+ * hpx_counters.hpp, msquic's prefixed copy) and what we keep of it:
+ *
+ *   #define <CounterSymbol> (<id>)                   one per counter symbol
+ *   GUID <Provider>Guid, <CounterSet>Guid             provider and countersets
+ *   HANDLE <Provider>                                 the provider handle
+ *   struct { PERF_COUNTERSET_INFO CounterSet;
+ *            PERF_COUNTER_INFO Counter0; ... } <CounterSet>Info
+ *   CounterCleanup(), CounterInitialize()             inline functions
+ *
+ * <Provider> is the provider's symbol attribute.  -prefix P goes in front of
+ * every variable and function name (PCounterInitialize, P<Provider>Guid,
+ * P<CounterSet>Info), never in front of the counter id macros, which are
+ * the manifest author's own names.
+ *
+ * DECLSPEC_SELECTANY (one definition kept out of many) becomes a weak
+ * definition, CTRPP_SELECTANY, and FORCEINLINE functions become static
+ * inline, so the header can be included in several translation units of one
+ * program, C or C++, without link errors or unused-variable warnings.
+ *
+ * Counters laid out by <structs> (kernel-mode manifests, and user-mode ones
+ * that use them) get their Offset from offsetof() of the named struct type,
+ * their Size from their type (checked against the field at compile time),
+ * and an Update<CounterSet>(Instance, Values...) function that publishes
+ * whole structs, as PCW's generated Add functions do on Windows.  Linux has
+ * no PCW, so kernel-mode manifests get this same user-mode form; the struct
+ * types are the provider's own, declared before this header is included.
+ *
+ * -legacy writes the Vista-era names instead (ProviderGuid_<manifest>_1,
+ * CtrSet_<manifest>_1_1, hDataSource_<manifest>_1, PerfAutoInitialize,
+ * PerfAutoCleanup), as inline functions in this one header rather than
+ * Vista's separate .c file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* ---- small writers ---- */
+
+/*
+ * text made a C identifier: other characters become '_', and a leading
+ * digit gets a '_' in front.  NULL when text is empty or NULL, or on ENOMEM.
+ */
+static char *identifier_from(const char *text)
+{
+        size_t n = text ? strlen(text) : 0;
+        char *s, *p;
+
+        if (n == 0)
+                return NULL;
+        s = p = malloc(n + 2);
+        if (!s)
+                return NULL;
+        if (!gen_is_ident_char(text[0], true) && text[0] >= '0' && text[0] <= '9')
+                *p++ = '_';
+        for (size_t i = 0; i < n; i++)
+                *p++ = gen_is_ident_char(text[i], false) ? text[i] : '_';
+        *p = '\0';
+        return s;
+}
+
+/* "ucs-counters.h" -> "CTRPP_UCS_COUNTERS_H" */
+static void put_guard(FILE *f, const char *file_name)
+{
+        fputs("CTRPP_", f);
+        for (const char *s = file_name; *s; s++) {
+                char c = *s;
+                if (c >= 'a' && c <= 'z')
+                        c = (char) (c - 'a' + 'A');
+                fputc(gen_is_ident_char(c, false) ? c : '_', f);
+        }
+}
+
+static int finish(FILE *f)
+{
+        return ferror(f) ? -EIO : 0;
+}
+
+/* ---- names ---- */
+
+/*
+ * The names a provider's declarations are built from: its symbol attribute,
+ * or (no symbol: kernel-mode manifests, corefx) its providerName made an
+ * identifier; the same for countersets, whose derived names are made
+ * unique.  All owned.
+ */
+struct names {
+        char *provider;
+        char **countersets;
+        size_t n_countersets;
+};
+
+static void names_done(struct names *n)
+{
+        for (size_t i = 0; i < n->n_countersets; i++)
+                free(n->countersets[i]);
+        free(n->countersets);
+        free(n->provider);
+        *n = (struct names) { 0 };
+}
+
+static char *symbol_or(const char *symbol, const char *fallback_text, const char *fallback)
+{
+        char *s = identifier_from(symbol && *symbol ? symbol : fallback_text);
+
+        return s ? s : strdup(fallback);
+}
+
+/* A derived counterset name that repeats an earlier one gets _<index>. */
+static int make_unique(struct names *n, size_t i)
+{
+        for (size_t j = 0; j < i; j++)
+                if (strcmp(n->countersets[j], n->countersets[i]) == 0) {
+                        char *s = NULL;
+                        if (asprintf(&s, "%s_%zu", n->countersets[i], i + 1) < 0)
+                                return -ENOMEM;
+                        free(n->countersets[i]);
+                        n->countersets[i] = s;
+                        return 0;
+                }
+        return 0;
+}
+
+static int names_init(struct names *n, const struct pm_provider *p)
+{
+        *n = (struct names) { 0 };
+        n->provider = symbol_or(p->symbol, p->name, "Counters");
+        n->countersets = calloc(p->n_countersets ? p->n_countersets : 1, sizeof(char *));
+        if (!n->provider || !n->countersets) {
+                names_done(n);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < p->n_countersets; i++) {
+                const struct pm_counterset *cs = &p->countersets[i];
+                char fallback[32];
+
+                snprintf(fallback, sizeof(fallback), "CounterSet%zu", i + 1);
+                n->countersets[i] = symbol_or(cs->symbol, cs->name, fallback);
+                n->n_countersets = i + 1;
+                if (!n->countersets[i] || make_unique(n, i) < 0) {
+                        names_done(n);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+/* ---- counter template values ---- */
+
+static const char *instance_type_macro(uint32_t t)
+{
+        switch (t) {
+        case PERF_COUNTERSET_SINGLE_INSTANCE:
+                return "PERF_COUNTERSET_SINGLE_INSTANCE";
+        case PERF_COUNTERSET_MULTI_INSTANCES:
+                return "PERF_COUNTERSET_MULTI_INSTANCES";
+        case PERF_COUNTERSET_SINGLE_AGGREGATE:
+                return "PERF_COUNTERSET_SINGLE_AGGREGATE";
+        case PERF_COUNTERSET_MULTI_AGGREGATE:
+                return "PERF_COUNTERSET_MULTI_AGGREGATE";
+        case PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY:
+                return "PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY";
+        case PERF_COUNTERSET_INSTANCE_AGGREGATE:
+                return "PERF_COUNTERSET_INSTANCE_AGGREGATE";
+        default:
+                return NULL;
+        }
+}
+
+static void put_instance_type(FILE *f, uint32_t t)
+{
+        const char *m = instance_type_macro(t);
+
+        if (m)
+                fputs(m, f);
+        else
+                fprintf(f, "%u", t);
+}
+
+static void put_type(FILE *f, uint32_t type)
+{
+        const char *m = pm_counter_type_macro(type);
+
+        if (m)
+                fputs(m, f);
+        else
+                fprintf(f, "0x%08x", type);
+}
+
+static void put_attrib(FILE *f, uint64_t attrib)
+{
+        static const char *const names[] = {
+                "PERF_ATTRIB_BY_REFERENCE", "PERF_ATTRIB_NO_DISPLAYABLE",
+                "PERF_ATTRIB_NO_GROUP_SEPARATOR", "PERF_ATTRIB_DISPLAY_AS_REAL",
+                "PERF_ATTRIB_DISPLAY_AS_HEX",
+        };
+        bool any = false;
+
+        for (unsigned bit = 0; bit < 5; bit++)
+                if (attrib & UINT64_C(1) << bit) {
+                        fprintf(f, "%s%s", any ? " | " : "", names[bit]);
+                        any = true;
+                }
+        if (attrib >> 5)
+                fprintf(f, "%s0x%" PRIx64 "ULL", any ? " | " : "", attrib >> 5 << 5);
+        else if (!any)
+                fputc('0', f);
+}
+
+static void put_size(FILE *f, uint32_t size)
+{
+        if (size == 4)
+                fputs("sizeof(ULONG)", f);
+        else if (size == 8)
+                fputs("sizeof(ULONGLONG)", f);
+        else
+                fprintf(f, "%u", size);
+}
+
+static void put_detail(FILE *f, uint32_t level)
+{
+        if (level == PERF_DETAIL_NOVICE)
+                fputs("PERF_DETAIL_NOVICE", f);
+        else if (level == PERF_DETAIL_ADVANCED)
+                fputs("PERF_DETAIL_ADVANCED", f);
+        else
+                fprintf(f, "%u", level);
+}
+
+/* ---- struct layout ---- */
+
+/*
+ * A counterset is laid out by its structs when any of its counters names a
+ * field.  Its counter data then holds each declared struct in turn, each at
+ * a multiple of 8 bytes, and after them the counters that name no field.
+ */
+static bool uses_structs(const struct pm_counterset *cs)
+{
+        for (size_t i = 0; i < cs->n_counters; i++)
+                if (cs->counters[i].struct_ref > 0 && cs->counters[i].field)
+                        return true;
+        return false;
+}
+
+static const struct pm_struct *struct_of(const struct pm_counterset *cs, const struct pm_counter *c)
+{
+        if (!c->field || c->struct_ref == 0 || c->struct_ref > cs->n_structs)
+                return NULL;
+        return &cs->structs[c->struct_ref - 1];
+}
+
+/* Where the k-th struct starts: the sizes before it, each rounded up to 8. */
+static void put_struct_base(FILE *f, const struct pm_counterset *cs, size_t k)
+{
+        if (k == 0)
+                fputc('0', f);
+        for (size_t i = 0; i < k; i++)
+                fprintf(f, "%sCTRPP_ALIGN8(sizeof(%s))", i ? " + " : "", cs->structs[i].type);
+}
+
+/*
+ * The Offset of counter c.  offsetof for a struct field; in a struct-laid
+ * counterset, the field-less ones follow the structs, each aligned to its
+ * size (tail counts their bytes); 0 everywhere else, which lets
+ * PerfSetCounterSetInfo lay the counters out itself.
+ */
+static void put_offset(FILE *f, const struct pm_counterset *cs, const struct pm_counter *c,
+                       bool structs, uint32_t *tail)
+{
+        const struct pm_struct *s = struct_of(cs, c);
+
+        if (s) {
+                size_t k = (size_t) (s - cs->structs);
+                if (k > 0) {
+                        put_struct_base(f, cs, k);
+                        fputs(" + ", f);
+                }
+                fprintf(f, "offsetof(%s, %s)", s->type, c->field);
+        } else if (structs) {
+                uint32_t a = c->size >= 8 ? 8 : c->size ? c->size : 1;
+                *tail = (*tail + a - 1) / a * a;
+                put_struct_base(f, cs, cs->n_structs);
+                fprintf(f, " + %u", *tail);
+                *tail += c->size;
+        } else
+                fputc('0', f);
+}
+
+/* ---- the provider header ---- */
+
+struct hctx {
+        const struct pm_manifest *m;
+        const struct gen_options *o;
+        FILE *f;
+        const char *prefix;
+};
+
+static bool four_arguments(const struct hctx *h, const struct pm_provider *p)
+{
+        return p->callback_custom || h->o->notification_callback || h->o->memory_routines;
+}
+
+static bool any_structs(const struct pm_manifest *m)
+{
+        for (size_t i = 0; i < m->n_providers; i++)
+                for (size_t j = 0; j < m->providers[i].n_countersets; j++)
+                        if (uses_structs(&m->providers[i].countersets[j]))
+                                return true;
+        return false;
+}
+
+/* The opening of the leading comment; the caller adds to it and closes it. */
+static void put_banner(const struct hctx *h, const char *file_name, const char *what)
+{
+        fprintf(h->f, "/*\n * %s: generated by ctrpp from %s; do not edit.\n *\n", file_name,
+                gen_base_name(h->m->file));
+        fputs(what, h->f);
+}
+
+static void put_selectany(FILE *f)
+{
+        fputs("/*\n"
+              " * Windows' DECLSPEC_SELECTANY: a definition that may appear in every translation\n"
+              " * unit that includes this header, one of which the linker keeps.\n"
+              " */\n"
+              "#ifndef CTRPP_SELECTANY\n"
+              "#if defined(__GNUC__) || defined(__clang__)\n"
+              "#define CTRPP_SELECTANY __attribute__((weak))\n"
+              "#else\n"
+              "#error \"this header needs weak symbols (GCC or Clang)\"\n"
+              "#endif\n"
+              "#endif\n"
+              "\n", f);
+}
+
+static void put_counter_defines(FILE *f, const struct pm_manifest *m)
+{
+        bool any = false;
+
+        for (size_t i = 0; i < m->n_providers; i++)
+                for (size_t j = 0; j < m->providers[i].n_countersets; j++) {
+                        const struct pm_counterset *cs = &m->providers[i].countersets[j];
+                        for (size_t k = 0; k < cs->n_counters; k++) {
+                                const struct pm_counter *c = &cs->counters[k];
+                                if (!c->symbol || !*c->symbol)
+                                        continue;
+                                fprintf(f, "#define %s (%u)\n", c->symbol, c->id);
+                                any = true;
+                        }
+                }
+        if (any)
+                fputc('\n', f);
+}
+
+/* A GUID variable, under a comment naming what it identifies. */
+static void put_guid_variable(const struct hctx *h, const char *what, const char *name,
+                              const char *guid_text, const char *variable, const GUID *g)
+{
+        fprintf(h->f, "/* %s \"", what);
+        gen_put_comment_text(h->f, name);
+        fputs("\" ", h->f);
+        gen_put_comment_text(h->f, guid_text);
+        fprintf(h->f, " */\nCTRPP_SELECTANY GUID %s%sGuid =\n        ", h->prefix, variable);
+        gen_put_guid(h->f, g);
+        fputs(";\n\n", h->f);
+}
+
+static void put_guids(const struct hctx *h, const struct pm_provider *p, const struct names *n)
+{
+        put_guid_variable(h, "Provider", p->name, p->guid_text, n->provider, &p->guid);
+        for (size_t i = 0; i < p->n_countersets; i++) {
+                const struct pm_counterset *cs = &p->countersets[i];
+                put_guid_variable(h, "Counterset", cs->name, cs->guid_text, n->countersets[i],
+                                  &cs->guid);
+        }
+        fprintf(h->f, "/* The provider's handle, while CounterInitialize() has it started. */\n"
+                "CTRPP_SELECTANY HANDLE %s%s = NULL;\n\n", h->prefix, n->provider);
+}
+
+/*
+ * Writes the ", "-separated items of text (one per line there) after
+ * "        { ", wrapped before WRAP_COLUMN under the first item, then " },".
+ */
+#define WRAP_COLUMN 100
+
+static void put_wrapped(FILE *f, char *text)
+{
+        size_t col = 10;
+        bool first = true;
+        char *save = NULL;
+
+        fputs("        { ", f);
+        for (char *item = strtok_r(text, "\n", &save); item; first = false) {
+                char *next = strtok_r(NULL, "\n", &save);
+                /* "," after every item but the last, which " }," follows. */
+                size_t len = strlen(item) + (next ? 1 : 3);
+                if (!first && col + 1 + len > WRAP_COLUMN) {
+                        fputs("\n          ", f);
+                        col = 10;
+                } else if (!first) {
+                        fputc(' ', f);
+                        col++;
+                }
+                fprintf(f, "%s%s", item, next ? "," : "");
+                col += strlen(item) + 1;
+                item = next;
+        }
+        fputs(" },\n", f);
+}
+
+static int put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
+                            const struct pm_counter *c, bool structs, uint32_t *tail)
+{
+        char *text = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&text, &size);
+
+        if (!m)
+                return -ENOMEM;
+        fprintf(m, "%u\n", c->id);
+        put_type(m, c->type);
+        fputc('\n', m);
+        put_attrib(m, c->attrib);
+        fputc('\n', m);
+        put_size(m, c->size);
+        fputc('\n', m);
+        put_detail(m, c->detail_level);
+        fprintf(m, "\n%d\n", c->default_scale);
+        put_offset(m, cs, c, structs, tail);
+        if (fclose(m) != 0 || !text) {
+                free(text);
+                return -ENOMEM;
+        }
+        put_wrapped(h->f, text);
+        free(text);
+        return 0;
+}
+
+/*
+ * A counter's field must hold its value and be aligned to its size, which
+ * PerfSetCounterSetInfo demands: checked at compile time.  A wider field
+ * (xdp's UINT64 fields behind perf_counter_rawcount) passes: readers see its
+ * first Size bytes, its low-order part on a little-endian machine, and
+ * Update<CounterSet>() converts it properly on any.
+ */
+static void put_field_checks(const struct hctx *h, const struct pm_counterset *cs)
+{
+        for (size_t i = 0; i < cs->n_counters; i++) {
+                const struct pm_counter *c = &cs->counters[i];
+                const struct pm_struct *s = struct_of(cs, c);
+                if (s && c->size > 0)
+                        fprintf(h->f, "CTRPP_CHECK_FIELD(%s, %s, %u);\n", s->type, c->field, c->size);
+        }
+}
+
+static int put_template(const struct hctx *h, const struct pm_provider *p,
+                        const struct pm_counterset *cs, const struct names *n, size_t i)
+{
+        bool structs = uses_structs(cs);
+        uint32_t tail = 0;
+        int r = 0;
+
+        if (structs) {
+                put_field_checks(h, cs);
+                fputc('\n', h->f);
+        }
+        fputs("CTRPP_SELECTANY struct {\n        PERF_COUNTERSET_INFO CounterSet;\n", h->f);
+        for (size_t k = 0; k < cs->n_counters; k++)
+                fprintf(h->f, "        PERF_COUNTER_INFO Counter%zu;\n", k);
+        fprintf(h->f, "} %s%sInfo = {\n        { ", h->prefix, n->countersets[i]);
+        gen_put_guid(h->f, &cs->guid);
+        fputs(",\n          ", h->f);
+        gen_put_guid(h->f, &p->guid);
+        fprintf(h->f, ",\n          %zu, ", cs->n_counters);
+        put_instance_type(h->f, cs->instance_type);
+        fputs(" },\n", h->f);
+        for (size_t k = 0; k < cs->n_counters && r == 0; k++)
+                r = put_counter_info(h, cs, &cs->counters[k], structs, &tail);
+        fputs("};\n\n", h->f);
+        return r;
+}
+
+/* Function names: <prefix>CounterInitialize, or per provider when a manifest has several. */
+static void put_function_name(const struct hctx *h, const struct names *n, const char *what)
+{
+        fprintf(h->f, "%s%s%s", h->prefix, h->m->n_providers > 1 ? n->provider : "", what);
+}
+
+static void put_cleanup(const struct hctx *h, const struct names *n)
+{
+        const char *handle = n->provider;
+
+        fputs("static inline VOID\n", h->f);
+        put_function_name(h, n, "CounterCleanup");
+        fprintf(h->f,
+                "(VOID)\n"
+                "{\n"
+                "        if (%1$s%2$s != NULL) {\n"
+                "                PerfStopProvider(%1$s%2$s);\n"
+                "                %1$s%2$s = NULL;\n"
+                "        }\n"
+                "}\n\n", h->prefix, handle);
+}
+
+static void put_initialize(const struct hctx *h, const struct pm_provider *p, const struct names *n)
+{
+        bool four = four_arguments(h, p);
+
+        fputs("static inline ULONG\n", h->f);
+        put_function_name(h, n, "CounterInitialize");
+        if (four)
+                fputs("(PERFLIBREQUEST NotificationCallback, PERF_MEM_ALLOC MemoryAllocationFunction,\n"
+                      "                  PERF_MEM_FREE MemoryFreeFunction, PVOID MemoryFunctionsContext)\n",
+                      h->f);
+        else
+                fputs("(VOID)\n", h->f);
+        fputs("{\n"
+              "        ULONG Status;\n"
+              "        PERF_PROVIDER_CONTEXT ProviderContext;\n"
+              "\n"
+              "        ZeroMemory(&ProviderContext, sizeof(PERF_PROVIDER_CONTEXT));\n"
+              "        ProviderContext.ContextSize = sizeof(PERF_PROVIDER_CONTEXT);\n", h->f);
+        if (four)
+                fputs("        ProviderContext.ControlCallback = NotificationCallback;\n"
+                      "        ProviderContext.MemAllocRoutine = MemoryAllocationFunction;\n"
+                      "        ProviderContext.MemFreeRoutine = MemoryFreeFunction;\n"
+                      "        ProviderContext.pMemContext = MemoryFunctionsContext;\n", h->f);
+        fprintf(h->f,
+                "\n"
+                "        Status = PerfStartProviderEx(&%1$s%2$sGuid, &ProviderContext, &%1$s%2$s);\n"
+                "        if (Status != ERROR_SUCCESS) {\n"
+                "                %1$s%2$s = NULL;\n"
+                "                return Status;\n"
+                "        }\n", h->prefix, n->provider);
+        for (size_t i = 0; i < p->n_countersets; i++) {
+                fprintf(h->f,
+                        "\n"
+                        "        Status = PerfSetCounterSetInfo(%1$s%2$s, &%1$s%3$sInfo.CounterSet,\n"
+                        "                                       sizeof %1$s%3$sInfo);\n"
+                        "        if (Status != ERROR_SUCCESS) {\n"
+                        "                ", h->prefix, n->provider, n->countersets[i]);
+                put_function_name(h, n, "CounterCleanup");
+                fputs("();\n"
+                      "                return Status;\n"
+                      "        }\n", h->f);
+        }
+        fputs("\n        return ERROR_SUCCESS;\n}\n\n", h->f);
+}
+
+/*
+ * <prefix>Update<CounterSet>(Instance, Values...): the struct-based
+ * provider's way to publish a whole struct, as PCW's generated Add function
+ * is on Windows.  It goes through the counter-value calls, by id, so it
+ * needs no knowledge of the layout, converts each field to the counter's
+ * size whatever the field's own type, and leaves reference counters alone.
+ */
+/* A counter the Update function sets: a field's value, by value. */
+static bool updated(const struct pm_counter *c, size_t struct_index)
+{
+        return c->struct_ref == struct_index + 1 && c->field && (c->size == 4 || c->size == 8) &&
+               !(c->attrib & PERF_ATTRIB_BY_REFERENCE);
+}
+
+static void put_update(const struct hctx *h, const struct pm_counterset *cs,
+                       const struct names *n, size_t i)
+{
+        bool single = cs->n_structs == 1, any = false;
+
+        for (size_t k = 0; k < cs->n_structs; k++)
+                for (size_t j = 0; j < cs->n_counters; j++)
+                        any = any || updated(&cs->counters[j], k);
+
+        fprintf(h->f, "static inline ULONG\n%sUpdate%s(PPERF_COUNTERSET_INSTANCE Instance",
+                h->prefix, n->countersets[i]);
+        for (size_t k = 0; k < cs->n_structs; k++)
+                fprintf(h->f, ", const %s *%s", cs->structs[k].type,
+                        single ? "Values" : cs->structs[k].name);
+        fputs(any ? ")\n{\n        ULONG Status;\n\n" : ")\n{\n        (void) Instance;\n", h->f);
+        for (size_t k = 0; k < cs->n_structs; k++) {
+                const char *param = single ? "Values" : cs->structs[k].name;
+                bool open = false;
+
+                for (size_t j = 0; j < cs->n_counters; j++) {
+                        const struct pm_counter *c = &cs->counters[j];
+                        bool large = c->size == 8;
+                        if (!updated(c, k))
+                                continue;
+                        if (!open)
+                                fprintf(h->f, "        if (%s != NULL) {\n", param);
+                        open = true;
+                        fprintf(h->f,
+                                "                Status = PerfSet%sCounterValue(%s%s, Instance, %u,\n"
+                                "                                %*s(%s) %s->%s);\n"
+                                "                if (Status != ERROR_SUCCESS)\n"
+                                "                        return Status;\n",
+                                large ? "ULongLong" : "ULong", h->prefix, n->provider, c->id,
+                                large ? 22 : 18, "", large ? "ULONGLONG" : "ULONG", param, c->field);
+                }
+                if (open)
+                        fputs("        }\n", h->f);
+                else
+                        fprintf(h->f, "        (void) %s;\n", param);
+        }
+        fputs("        return ERROR_SUCCESS;\n}\n\n", h->f);
+}
+
+static int put_provider(const struct hctx *h, const struct pm_provider *p)
+{
+        struct names n;
+        int r = names_init(&n, p);
+
+        if (r < 0)
+                return r;
+        put_guids(h, p, &n);
+        for (size_t i = 0; i < p->n_countersets && r == 0; i++) {
+                const struct pm_counterset *cs = &p->countersets[i];
+                fputs("/* The template of counterset \"", h->f);
+                gen_put_comment_text(h->f, cs->name);
+                fprintf(h->f, "\", instances=\"%s\" */\n",
+                        cs->instances_name ? cs->instances_name : "single");
+                r = put_template(h, p, cs, &n, i);
+        }
+        if (r < 0) {
+                names_done(&n);
+                return r;
+        }
+        put_cleanup(h, &n);
+        put_initialize(h, p, &n);
+        for (size_t i = 0; i < p->n_countersets; i++)
+                if (uses_structs(&p->countersets[i]))
+                        put_update(h, &p->countersets[i], &n, i);
+        names_done(&n);
+        return 0;
+}
+
+static const char struct_note[] =
+        " * Some countersets are laid out by the structs the manifest names (<structs>,\n"
+        " * struct and field attributes): a counter's Offset is offsetof() its field and\n"
+        " * its Size comes from its type, checked against the field.  An instance's\n"
+        " * counter data, right after its PERF_COUNTERSET_INSTANCE, holds each struct of\n"
+        " * the counterset in <structs> order, each at a multiple of 8 bytes, then the\n"
+        " * counters that name no field.  It ends with the last counter, so do not copy\n"
+        " * whole structs into it: Update<CounterSet>() publishes a struct's counters,\n"
+        " * as the PCW Add functions do on Windows.  The struct types are the\n"
+        " * provider's own: include their declarations before this header.\n"
+        " * Kernel-mode manifests get this same form, since Linux has no PCW.\n"
+        " *\n";
+
+static const char struct_macros[] =
+        "/* n rounded up to a multiple of 8: where the next struct starts. */\n"
+        "#ifndef CTRPP_ALIGN8\n"
+        "#define CTRPP_ALIGN8(n) (((n) + 7) / 8 * 8)\n"
+        "#endif\n"
+        "\n"
+        "/* The field of a counter can hold its value, at an offset perflib accepts. */\n"
+        "#ifndef CTRPP_CHECK_FIELD\n"
+        "#define CTRPP_CHECK_FIELD(type, field, size) \\\n"
+        "        PERFLIB_STATIC_ASSERT(sizeof(((type *) 0)->field) >= (size) && \\\n"
+        "                              offsetof(type, field) % (size) == 0, \\\n"
+        "                              #type \".\" #field \" cannot hold its counter\")\n"
+        "#endif\n"
+        "\n";
+
+/* The Vista-era names (-legacy): <manifest base name>_<provider>[_<counterset>]. */
+struct legacy {
+        char *base;
+};
+
+static int put_legacy_provider(const struct hctx *h, const struct legacy *l,
+                               const struct pm_provider *p, size_t pi)
+{
+        FILE *f = h->f;
+        int r = 0;
+
+        fprintf(f, "CTRPP_SELECTANY GUID ProviderGuid_%s_%zu =\n        ", l->base, pi + 1);
+        gen_put_guid(f, &p->guid);
+        fputs(";\n\n", f);
+        for (size_t i = 0; i < p->n_countersets && r == 0; i++) {
+                const struct pm_counterset *cs = &p->countersets[i];
+                bool structs = uses_structs(cs);
+                uint32_t tail = 0;
+
+                fprintf(f, "CTRPP_SELECTANY GUID CtrSetGuid_%s_%zu_%zu =\n        ", l->base, pi + 1,
+                        i + 1);
+                gen_put_guid(f, &cs->guid);
+                fputs(";\n\n", f);
+                if (structs) {
+                        put_field_checks(h, cs);
+                        fputc('\n', f);
+                }
+                fprintf(f, "typedef struct _CTRSET_%s_%zu_%zu {\n", l->base, pi + 1, i + 1);
+                fprintf(f, "        PERF_COUNTERSET_INFO CtSet_%s_%zu_%zu;\n", l->base, pi + 1, i + 1);
+                for (size_t k = 0; k < cs->n_counters; k++)
+                        fprintf(f, "        PERF_COUNTER_INFO Ctr_%s_%zu_%zu_%zu;\n", l->base, pi + 1,
+                                i + 1, k + 1);
+                fprintf(f, "} CTRSET_%1$s_%2$zu_%3$zu, *PCTRSET_%1$s_%2$zu_%3$zu;\n\n", l->base, pi + 1,
+                        i + 1);
+                fprintf(f, "CTRPP_SELECTANY CTRSET_%1$s_%2$zu_%3$zu CtrSet_%1$s_%2$zu_%3$zu = {\n        { ",
+                        l->base, pi + 1, i + 1);
+                gen_put_guid(f, &cs->guid);
+                fputs(",\n          ", f);
+                gen_put_guid(f, &p->guid);
+                fprintf(f, ",\n          %zu, ", cs->n_counters);
+                put_instance_type(f, cs->instance_type);
+                fputs(" },\n", f);
+                for (size_t k = 0; k < cs->n_counters && r == 0; k++)
+                        r = put_counter_info(h, cs, &cs->counters[k], structs, &tail);
+                fputs("};\n\n", f);
+                fprintf(f, "CTRPP_SELECTANY ULONG dwCtrSet_%1$s_%2$zu_%3$zu =\n"
+                        "        sizeof(CTRSET_%1$s_%2$zu_%3$zu);\n\n", l->base, pi + 1, i + 1);
+        }
+        fprintf(f, "CTRPP_SELECTANY HANDLE hDataSource_%s_%zu = NULL;\n\n", l->base, pi + 1);
+        return r;
+}
+
+static void put_legacy_functions(const struct hctx *h, const struct legacy *l)
+{
+        FILE *f = h->f;
+
+        fputs("static inline ULONG\nPerfAutoCleanup(void)\n{\n", f);
+        for (size_t pi = 0; pi < h->m->n_providers; pi++)
+                fprintf(f,
+                        "        if (hDataSource_%1$s_%2$zu != NULL) {\n"
+                        "                PerfStopProvider(hDataSource_%1$s_%2$zu);\n"
+                        "                hDataSource_%1$s_%2$zu = NULL;\n"
+                        "        }\n", l->base, pi + 1);
+        fputs("        return ERROR_SUCCESS;\n}\n\n", f);
+        fputs("static inline ULONG\nPerfAutoInitialize(void)\n{\n        ULONG Status;\n", f);
+        for (size_t pi = 0; pi < h->m->n_providers; pi++) {
+                const struct pm_provider *p = &h->m->providers[pi];
+                fprintf(f,
+                        "\n"
+                        "        Status = PerfStartProvider(&ProviderGuid_%1$s_%2$zu, NULL,\n"
+                        "                                   &hDataSource_%1$s_%2$zu);\n"
+                        "        if (Status != ERROR_SUCCESS) {\n"
+                        "                hDataSource_%1$s_%2$zu = NULL;\n"
+                        "                PerfAutoCleanup();\n"
+                        "                return Status;\n"
+                        "        }\n", l->base, pi + 1);
+                for (size_t i = 0; i < p->n_countersets; i++)
+                        fprintf(f,
+                                "        Status = PerfSetCounterSetInfo(hDataSource_%1$s_%2$zu,\n"
+                                "                                       &CtrSet_%1$s_%2$zu_%3$zu.CtSet_%1$s_%2$zu_%3$zu,\n"
+                                "                                       dwCtrSet_%1$s_%2$zu_%3$zu);\n"
+                                "        if (Status != ERROR_SUCCESS) {\n"
+                                "                PerfAutoCleanup();\n"
+                                "                return Status;\n"
+                                "        }\n", l->base, pi + 1, i + 1);
+        }
+        fputs("\n        return ERROR_SUCCESS;\n}\n\n", f);
+}
+
+static int put_legacy_body(const struct hctx *h)
+{
+        struct legacy l = { 0 };
+        char *copy = strdup(gen_base_name(h->m->file));
+        int r = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        char *dot = strrchr(copy, '.');
+        if (dot && dot != copy)
+                *dot = '\0';
+        l.base = identifier_from(copy);
+        free(copy);
+        if (!l.base)
+                l.base = strdup("Counters");
+        if (!l.base)
+                return -ENOMEM;
+        for (size_t pi = 0; pi < h->m->n_providers && r == 0; pi++)
+                r = put_legacy_provider(h, &l, &h->m->providers[pi], pi);
+        if (r == 0)
+                put_legacy_functions(h, &l);
+        free(l.base);
+        return r;
+}
+
+static const char *header_file_name(const struct pm_manifest *m, const struct gen_options *o)
+{
+        return o->header_name ? o->header_name : gen_base_name(m->file);
+}
+
+int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f)
+{
+        struct hctx h = { .m = m, .o = o, .f = f, .prefix = o->prefix ? o->prefix : "" };
+        const char *name = header_file_name(m, o);
+        int r = 0;
+
+        put_banner(&h, name, o->legacy ?
+                   " * The Vista-era form (-legacy): PerfAutoInitialize() starts the provider and\n"
+                   " * sets every counterset's template, PerfAutoCleanup() stops it.\n"
+                   " *\n" :
+                   " * The provider's GUID and handle, one PERF_COUNTERSET_INFO + PERF_COUNTER_INFO\n"
+                   " * template per counterset, and CounterInitialize() / CounterCleanup(), which\n"
+                   " * start the provider with its countersets and stop it.\n"
+                   " *\n");
+        fputs(" * This header may be included in several translation units of one program,\n"
+              " * C or C++: its variables are weak definitions (CTRPP_SELECTANY, Linux's\n"
+              " * DECLSPEC_SELECTANY) and its functions are static inline.\n"
+              " *\n", f);
+        if (any_structs(m))
+                fputs(struct_note, f);
+        fputs(" * Build against perflib: pkg-config --cflags --libs perflib.\n */\n", f);
+        fputs("#ifndef ", f);
+        put_guard(f, name);
+        fputs("\n#define ", f);
+        put_guard(f, name);
+        fputs("\n\n#include <stddef.h>\n\n#include <perflib.h>\n\n", f);
+        put_selectany(f);
+        if (any_structs(m))
+                fputs(struct_macros, f);
+        fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", f);
+        put_counter_defines(f, m);
+        if (o->legacy)
+                r = put_legacy_body(&h);
+        else
+                for (size_t i = 0; i < m->n_providers && r == 0; i++)
+                        r = put_provider(&h, &m->providers[i]);
+        if (r < 0)
+                return r;
+        fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", f);
+        return finish(f);
+}
+
+/* ---- the symbols header (-ch) ---- */
+
+static int put_symbols(FILE *f, const struct pm_provider *p)
+{
+        struct names n;
+        int r = names_init(&n, p);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < p->n_countersets; i++) {
+                const struct pm_counterset *cs = &p->countersets[i];
+                fprintf(f, "/* Counterset %s */\n#define %s_NAME ", n.countersets[i], n.countersets[i]);
+                gen_put_string(f, cs->name);
+                fprintf(f, "\n#define %s_GUID ", n.countersets[i]);
+                gen_put_guid(f, &cs->guid);
+                fputc('\n', f);
+                for (size_t k = 0; k < cs->n_counters; k++) {
+                        const struct pm_counter *c = &cs->counters[k];
+                        if (c->symbol && *c->symbol)
+                                fprintf(f, "#define %s (%u)\n", c->symbol, c->id);
+                }
+                fputc('\n', f);
+        }
+        names_done(&n);
+        return 0;
+}
+
+int gen_counters_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f)
+{
+        const char *name = o->counters_header_name ? o->counters_header_name : "counters.h";
+        struct hctx h = { .m = m, .o = o, .f = f, .prefix = "" };
+        int r = 0;
+
+        put_banner(&h, name,
+                   " * The manifest's symbols: for each counterset, <Symbol>_NAME (its name, UTF-8)\n"
+                   " * and <Symbol>_GUID (an initializer for a GUID), and the id of every counter\n"
+                   " * that has a symbol.  Constants only, so it may be included anywhere,\n"
+                   " * alongside the provider header too.\n");
+        fputs(" */\n#ifndef ", f);
+        put_guard(f, name);
+        fputs("\n#define ", f);
+        put_guard(f, name);
+        fputs("\n\n", f);
+        for (size_t i = 0; i < m->n_providers && r == 0; i++)
+                r = put_symbols(f, &m->providers[i]);
+        if (r < 0)
+                return r;
+        fputs("#endif\n", f);
+        return finish(f);
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_resource (-rc): what Windows ctrpp writes as a .rc string table
+ * becomes C data linked into the provider.  Every name and description
+ * with its resource id (ids.c numbers them as Windows does), plus what the
+ * header does not carry (uri, baseID, perfTimeID, perfFreqID,
+ * multiCounterID, aggregate, providerName, applicationIdentity), so the
+ * provider describes itself and no install step is needed.
+ *
+ * The data is a few plain const structs whose types the generated file
+ * defines itself, under a guard (CTRPP_DESCRIPTION_VERSION) that the SDK's
+ * reader can share; strings are UTF-8.  Each provider is exported as one
+ * weak, default-visibility symbol, <prefix><Provider>_Description, named
+ * like the header's variables (<Provider> = the provider symbol, or its
+ * providerName made an identifier).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* CTRPP_DESCRIPTION_VERSION goes up whenever the layout of these structs changes. */
+static const char types[] =
+        "#ifndef CTRPP_DESCRIPTION_VERSION\n"
+        "#define CTRPP_DESCRIPTION_VERSION 1\n"
+        "\n"
+        "/* An id attribute the manifest leaves out (never a counter id: perflib refuses it). */\n"
+        "#define CTRPP_NO_ID 0xFFFFFFFFu\n"
+        "/* No aggregate attribute; otherwise a PERF_AGGREGATE_* value. */\n"
+        "#define CTRPP_NO_AGGREGATE (-1)\n"
+        "\n"
+        "/* Laid out as a GUID. */\n"
+        "struct ctrpp_guid {\n"
+        "        uint32_t data1;\n"
+        "        uint16_t data2;\n"
+        "        uint16_t data3;\n"
+        "        uint8_t data4[8];\n"
+        "};\n"
+        "\n"
+        "/* Strings are UTF-8, NULL when the manifest has none. */\n"
+        "struct ctrpp_counter_desc {\n"
+        "        uint32_t id;\n"
+        "        uint32_t type;                  /* PERF_COUNTER_* */\n"
+        "        uint64_t attrib;                /* PERF_ATTRIB_* */\n"
+        "        uint32_t size;                  /* of the value: 4, 8, or 0 */\n"
+        "        uint32_t detail_level;          /* PERF_DETAIL_* */\n"
+        "        int32_t default_scale;\n"
+        "        int32_t aggregate;              /* PERF_AGGREGATE_* or CTRPP_NO_AGGREGATE */\n"
+        "        uint32_t base_id;               /* the ids below: CTRPP_NO_ID when absent */\n"
+        "        uint32_t perf_time_id;\n"
+        "        uint32_t perf_freq_id;\n"
+        "        uint32_t multi_counter_id;\n"
+        "        uint32_t name_id;               /* string resource ids, as Windows numbers them */\n"
+        "        uint32_t description_id;\n"
+        "        const char *symbol;\n"
+        "        const char *uri;\n"
+        "        const char *name;\n"
+        "        const char *description;\n"
+        "};\n"
+        "\n"
+        "struct ctrpp_counterset_desc {\n"
+        "        struct ctrpp_guid guid;\n"
+        "        uint32_t instance_type;         /* PERF_COUNTERSET_* */\n"
+        "        uint32_t name_id;\n"
+        "        uint32_t description_id;\n"
+        "        uint32_t n_counters;\n"
+        "        const struct ctrpp_counter_desc *counters;\n"
+        "        const char *symbol;\n"
+        "        const char *uri;\n"
+        "        const char *name;\n"
+        "        const char *description;\n"
+        "        const char *instances;          /* the instances attribute, as written */\n"
+        "};\n"
+        "\n"
+        "struct ctrpp_provider_desc {\n"
+        "        uint32_t version;               /* CTRPP_DESCRIPTION_VERSION */\n"
+        "        uint32_t size;                  /* sizeof(struct ctrpp_provider_desc) */\n"
+        "        struct ctrpp_guid guid;\n"
+        "        uint32_t callback_custom;       /* callback=\"custom\" */\n"
+        "        uint32_t kernel_mode;           /* providerType=\"kernelMode\" */\n"
+        "        uint32_t resource_base;         /* CTRPP_NO_ID when absent */\n"
+        "        uint32_t n_countersets;\n"
+        "        const struct ctrpp_counterset_desc *countersets;\n"
+        "        const char *name;               /* providerName */\n"
+        "        const char *symbol;\n"
+        "        const char *application_identity;\n"
+        "        const char *schema_version;\n"
+        "        const char *manifest;           /* the manifest's file name */\n"
+        "};\n"
+        "#endif\n"
+        "\n"
+        "/* One definition kept out of any number linked in; visible to the SDK's reader. */\n"
+        "#ifndef CTRPP_DESCRIPTION_EXPORT\n"
+        "#define CTRPP_DESCRIPTION_EXPORT __attribute__((weak, visibility(\"default\")))\n"
+        "#endif\n"
+        "\n";
+
+struct rctx {
+        const struct pm_manifest *m;
+        const char *prefix;
+        FILE *f;
+};
+
+/*
+ * An identifier made of text, exactly as gen-header.c makes the provider's
+ * name, so that the exported symbol matches the header's variables.
+ */
+static void put_identifier(FILE *f, const char *text, const char *fallback)
+{
+        if (!text || !*text)
+                text = fallback;
+        if (text[0] >= '0' && text[0] <= '9')
+                fputc('_', f);
+        for (; *text; text++)
+                fputc(gen_is_ident_char(*text, false) ? *text : '_', f);
+}
+
+static void put_provider_name(const struct rctx *r, const struct pm_provider *p)
+{
+        fputs(r->prefix, r->f);
+        put_identifier(r->f, p->symbol && *p->symbol ? p->symbol : p->name, "Counters");
+}
+
+/* A C string literal, or NULL. */
+static void put_string(FILE *f, const char *s)
+{
+        if (s)
+                gen_put_string(f, s);
+        else
+                fputs("NULL", f);
+}
+
+static void put_id(FILE *f, const char *field, const struct pm_u32 *id)
+{
+        if (id->set)
+                fprintf(f, ".%s = %u", field, id->value);
+        else
+                fprintf(f, ".%s = CTRPP_NO_ID", field);
+}
+
+/*
+ * The static arrays are named after the exported symbol too
+ * (<prefix><Provider>_counters_<counterset, 1-based>), so that even two
+ * resource files included in one translation unit do not collide.
+ */
+static void put_counters_name(const struct rctx *r, const struct pm_provider *p, size_t ci)
+{
+        put_provider_name(r, p);
+        fprintf(r->f, "_counters_%zu", ci + 1);
+}
+
+static void put_counter(const struct rctx *r, const struct pm_counter *c)
+{
+        FILE *f = r->f;
+
+        fprintf(f, "        {\n                .id = %u, .symbol = ", c->id);
+        put_string(f, c->symbol);
+        fputs(",\n                .uri = ", f);
+        put_string(f, c->uri);
+        fputs(",\n                .name = ", f);
+        put_string(f, c->name);
+        fprintf(f, ", .name_id = %u,\n                .description = ", c->res_name_id);
+        put_string(f, c->description);
+        fprintf(f, ", .description_id = %u,\n", c->res_description_id);
+        fprintf(f, "                .type = 0x%08x /* ", c->type);
+        gen_put_comment_text(f, c->type_name);
+        fprintf(f, " */, .attrib = 0x%" PRIx64 ", .size = %u,\n", c->attrib, c->size);
+        fprintf(f, "                .detail_level = %u, .default_scale = %d, .aggregate = ",
+                c->detail_level, c->default_scale);
+        if (c->aggregate == PM_AGG_ABSENT)
+                fputs("CTRPP_NO_AGGREGATE,\n                ", f);
+        else
+                fprintf(f, "%d,\n                ", (int) c->aggregate);
+        put_id(f, "base_id", &c->base_id);
+        fputs(", ", f);
+        put_id(f, "perf_time_id", &c->perf_time_id);
+        fputs(",\n                ", f);
+        put_id(f, "perf_freq_id", &c->perf_freq_id);
+        fputs(", ", f);
+        put_id(f, "multi_counter_id", &c->multi_counter_id);
+        fputs(",\n        },\n", f);
+}
+
+static void put_counters(const struct rctx *r, const struct pm_provider *p,
+                         const struct pm_counterset *cs, size_t ci)
+{
+        if (cs->n_counters == 0)
+                return;
+        fputs("/* The counters of \"", r->f);
+        gen_put_comment_text(r->f, cs->name);
+        fputs("\" */\nstatic const struct ctrpp_counter_desc ", r->f);
+        put_counters_name(r, p, ci);
+        fputs("[] = {\n", r->f);
+        for (size_t i = 0; i < cs->n_counters; i++)
+                put_counter(r, &cs->counters[i]);
+        fputs("};\n\n", r->f);
+}
+
+static void put_counterset(const struct rctx *r, const struct pm_provider *p,
+                           const struct pm_counterset *cs, size_t ci)
+{
+        FILE *f = r->f;
+
+        fputs("        {\n                .guid = ", f);
+        gen_put_guid(f, &cs->guid);
+        fputs(",\n                .symbol = ", f);
+        put_string(f, cs->symbol);
+        fputs(", .uri = ", f);
+        put_string(f, cs->uri);
+        fputs(",\n                .name = ", f);
+        put_string(f, cs->name);
+        fprintf(f, ", .name_id = %u,\n                .description = ", cs->res_name_id);
+        put_string(f, cs->description);
+        fprintf(f, ", .description_id = %u,\n", cs->res_description_id);
+        fprintf(f, "                .instance_type = %u, .instances = ", cs->instance_type);
+        put_string(f, cs->instances_name ? cs->instances_name : "single");
+        fprintf(f, ",\n                .n_counters = %zu, .counters = ", cs->n_counters);
+        if (cs->n_counters)
+                put_counters_name(r, p, ci);
+        else
+                fputs("NULL", f);
+        fputs(",\n        },\n", f);
+}
+
+static void put_provider(const struct rctx *r, const struct pm_provider *p)
+{
+        FILE *f = r->f;
+
+        for (size_t i = 0; i < p->n_countersets; i++)
+                put_counters(r, p, &p->countersets[i], i);
+        if (p->n_countersets) {
+                fputs("static const struct ctrpp_counterset_desc ", f);
+                put_provider_name(r, p);
+                fputs("_countersets[] = {\n", f);
+                for (size_t i = 0; i < p->n_countersets; i++)
+                        put_counterset(r, p, &p->countersets[i], i);
+                fputs("};\n\n", f);
+        }
+
+        fputs("/* Provider \"", f);
+        gen_put_comment_text(f, p->name);
+        fputs("\" ", f);
+        gen_put_comment_text(f, p->guid_text);
+        fputs(" */\nextern const struct ctrpp_provider_desc ", f);
+        put_provider_name(r, p);
+        fputs("_Description;\nCTRPP_DESCRIPTION_EXPORT const struct ctrpp_provider_desc ", f);
+        put_provider_name(r, p);
+        fputs("_Description = {\n"
+              "        .version = CTRPP_DESCRIPTION_VERSION,\n"
+              "        .size = sizeof(struct ctrpp_provider_desc),\n"
+              "        .guid = ", f);
+        gen_put_guid(f, &p->guid);
+        fputs(",\n        .name = ", f);
+        put_string(f, p->name);
+        fputs(", .symbol = ", f);
+        put_string(f, p->symbol);
+        fputs(",\n        .application_identity = ", f);
+        put_string(f, p->application_identity);
+        fprintf(f, ",\n        .callback_custom = %d, .kernel_mode = %d, ", p->callback_custom,
+                p->kernel_mode);
+        put_id(f, "resource_base", &p->resource_base);
+        fputs(",\n        .schema_version = ", f);
+        put_string(f, r->m->schema_version);
+        fputs(", .manifest = ", f);
+        put_string(f, gen_base_name(r->m->file));
+        fprintf(f, ",\n        .n_countersets = %zu, .countersets = ", p->n_countersets);
+        if (p->n_countersets) {
+                put_provider_name(r, p);
+                fputs("_countersets", f);
+        } else
+                fputs("NULL", f);
+        fputs(",\n};\n\n", f);
+}
+
+int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE *f)
+{
+        struct rctx r = { .m = m, .prefix = o->prefix ? o->prefix : "", .f = f };
+        const char *name = o->resource_name ? o->resource_name : "strings.c";
+
+        fprintf(f,
+                "/*\n"
+                " * %s: generated by ctrpp from %s; do not edit.\n"
+                " *\n"
+                " * The provider's string table and metadata, as C data: Linux's counterpart of\n"
+                " * the .rc file Windows ctrpp writes.  Compile it and link it into the\n"
+                " * provider.  <Provider>_Description (weak, so several copies link) holds every\n"
+                " * counterset and counter name and description with the resource ids Windows\n"
+                " * gives them, and what the header leaves out: uri, baseID, perfTimeID,\n"
+                " * perfFreqID, multiCounterID, aggregate, providerName, applicationIdentity.\n"
+                " */\n"
+                "#include <stddef.h>\n"
+                "#include <stdint.h>\n"
+                "\n", name, gen_base_name(m->file));
+        fputs(types, f);
+        for (size_t i = 0; i < m->n_providers; i++)
+                put_provider(&r, &m->providers[i]);
+        return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrpp's generators: from a validated manifest to the files a provider is
+ * built with.  Each writes to f and returns 0, or -errno when writing failed;
+ * the caller owns f and decides where the output lands.
+ */
+#ifndef CTRPP_GEN_H
+#define CTRPP_GEN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "perfman.h"
+
+struct gen_options {
+        const char *prefix;             /* -prefix P; "" when not given */
+        bool legacy;                    /* -legacy: Vista-era PerfAutoInitialize form */
+        bool memory_routines;           /* -MemoryRoutines */
+        bool notification_callback;     /* -NotificationCallback */
+        bool backcompat;                /* -backcompat */
+        const char *header_name;        /* base name of the -o file, for guards and includes */
+        const char *counters_header_name; /* base name of the -ch file, or NULL */
+        const char *resource_name;      /* base name of the -rc file */
+};
+
+/* The provider header (-o): GUIDs, templates, CounterInitialize/CounterCleanup. */
+int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+/* The symbolic constants header (-ch). */
+int gen_counters_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+/* The resource file (-rc): C data carrying every string and the metadata. */
+int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+
+/* ---- shared writers (gen-util.c) ---- */
+
+/* The last path component; "manifest" for NULL.  Borrows from path. */
+const char *gen_base_name(const char *path);
+/* Whether c may stand in a C identifier (first: at its start). */
+bool gen_is_ident_char(char c, bool first);
+/* s as a C string literal: UTF-8 kept, escapes where C needs them, "??" split. */
+void gen_put_string(FILE *f, const char *s);
+/* s inside a comment: nothing in it can end the comment or break the line. */
+void gen_put_comment_text(FILE *f, const char *s);
+/* A GUID initializer: { 0x..., 0x..., 0x..., { 0x.., ... } } */
+void gen_put_guid(FILE *f, const GUID *g);
+
+#endif
