@@ -296,12 +296,37 @@ static void put_offset(FILE *f, const struct pm_counterset *cs, const struct pm_
 
 /* ---- the provider header ---- */
 
+/* One memory stream reused for every counter: opening one each costs more than the rest. */
+struct scratch {
+        FILE *m;
+        char *text;
+        size_t size;
+};
+
 struct hctx {
         const struct pm_manifest *m;
         const struct gen_options *o;
         FILE *f;
         const char *prefix;
+        struct scratch *scratch;
 };
+
+static void scratch_done(struct scratch *s)
+{
+        if (s->m)
+                fclose(s->m);
+        free(s->text);
+}
+
+/* The scratch stream, empty; NULL when out of memory. */
+static FILE *scratch_reset(struct scratch *s)
+{
+        if (!s->m)
+                s->m = open_memstream(&s->text, &s->size);
+        else if (fseeko(s->m, 0, SEEK_SET) != 0)
+                return NULL;
+        return s->m;
+}
 
 static bool four_arguments(const struct hctx *h, const struct pm_provider *p)
 {
@@ -419,9 +444,7 @@ static void put_wrapped(FILE *f, char *text)
 static int put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
                             const struct pm_counter *c, bool structs, uint32_t *tail)
 {
-        char *text = NULL;
-        size_t size = 0;
-        FILE *m = open_memstream(&text, &size);
+        FILE *m = scratch_reset(h->scratch);
 
         if (!m)
                 return -ENOMEM;
@@ -435,12 +458,14 @@ static int put_counter_info(const struct hctx *h, const struct pm_counterset *cs
         put_detail(m, c->detail_level);
         fprintf(m, "\n%d\n", c->default_scale);
         put_offset(m, cs, c, structs, tail);
-        if (fclose(m) != 0 || !text) {
-                free(text);
+        if (fflush(m) != 0 || !h->scratch->text)
                 return -ENOMEM;
-        }
-        put_wrapped(h->f, text);
-        free(text);
+        /*
+         * size is where this counter's text ends; an earlier, longer one may
+         * follow it.  The buffer always holds one byte past the longest text.
+         */
+        h->scratch->text[h->scratch->size] = '\0';
+        put_wrapped(h->f, h->scratch->text);
         return 0;
 }
 
@@ -790,7 +815,9 @@ static const char *header_file_name(const struct pm_manifest *m, const struct ge
 
 int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f)
 {
-        struct hctx h = { .m = m, .o = o, .f = f, .prefix = o->prefix ? o->prefix : "" };
+        struct scratch scratch = { 0 };
+        struct hctx h = { .m = m, .o = o, .f = f, .prefix = o->prefix ? o->prefix : "",
+                          .scratch = &scratch };
         const char *name = header_file_name(m, o);
         int r = 0;
 
@@ -824,6 +851,7 @@ int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f
         else
                 for (size_t i = 0; i < m->n_providers && r == 0; i++)
                         r = put_provider(&h, &m->providers[i]);
+        scratch_done(&scratch);
         if (r < 0)
                 return r;
         fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", f);

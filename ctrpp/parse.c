@@ -370,22 +370,6 @@ static xmlNode *find_string_table(xmlNode *root)
 
 /* ---- attribute values ---- */
 
-static char *get_prop(struct parser *p, const xmlNode *n, const char *name)
-{
-        xmlChar *v = xmlGetNoNsProp(n, (const xmlChar *) name);
-        char *s;
-
-        if (!v) {
-                if (xmlHasNsProp(n, (const xmlChar *) name, NULL))
-                        p->oom = true;
-                return NULL;
-        }
-        s = strdup((const char *) v);
-        xmlFree(v);
-        if (!s)
-                p->oom = true;
-        return s;
-}
 
 static char *dup_or_oom(struct parser *p, const char *s)
 {
@@ -394,6 +378,28 @@ static char *dup_or_oom(struct parser *p, const char *s)
         if (!c)
                 p->oom = true;
         return c;
+}
+
+static char *get_prop(struct parser *p, const xmlNode *n, const char *name)
+{
+        const xmlAttr *a = xmlHasNsProp(n, (const xmlChar *) name, NULL);
+        const xmlNode *t = a ? a->children : NULL;
+        xmlChar *v;
+        char *s;
+
+        if (!a)
+                return NULL;
+        /* The common case, one text node, without libxml2's copy of a copy. */
+        if (a->type == XML_ATTRIBUTE_NODE && t && t->type == XML_TEXT_NODE && !t->next)
+                return dup_or_oom(p, t->content ? (const char *) t->content : "");
+        v = xmlGetNoNsProp(n, (const xmlChar *) name);
+        if (!v) {
+                p->oom = true;
+                return NULL;
+        }
+        s = dup_or_oom(p, (const char *) v);
+        xmlFree(v);
+        return s;
 }
 
 /* The id inside "$(string.ID)", or NULL when text is not such a reference. */
@@ -493,13 +499,15 @@ static bool parse_i32(const char *s, int32_t *ret)
         return true;
 }
 
+/* An absent attribute is placed at its element, without the search for it. */
 static struct pm_u32 get_u32(struct parser *p, const xmlNode *n, const char *name)
 {
-        struct pm_u32 u = { .loc = attr_loc(p, n, name) };
+        struct pm_u32 u = { 0 };
         char *s = get_prop(p, n, name);
 
         if (s && parse_u32(s, &u.value))
                 u.set = true;
+        u.loc = s ? attr_loc(p, n, name) : node_loc(p, n);
         free(s);
         return u;
 }
@@ -1037,8 +1045,11 @@ static void prepare_copy(struct parser *p, xmlNode *n, xmlNs *ns)
                 for (size_t i = 0; i < N_ELEMENTS(texts) &&
                      (has_name(n, "counter") || has_name(n, "counterSet")); i++) {
                         xmlChar *v = resolved_prop(p, n, texts[i]);
-                        if (v && !xmlSetProp(n, (const xmlChar *) texts[i], v))
+                        /* Only $(string.X) references change; most names do not. */
+                        xmlChar *was = v ? xmlGetNoNsProp(n, (const xmlChar *) texts[i]) : NULL;
+                        if (v && !xmlStrEqual(v, was) && !xmlSetProp(n, (const xmlChar *) texts[i], v))
                                 p->oom = true;
+                        xmlFree(was);
                         xmlFree(v);
                 }
                 prepare_copy(p, n->children, ns);
