@@ -56,6 +56,32 @@ static void fz_countersets(struct pl_reader *r)
         }
 }
 
+static void fz_touch_string(const char *s)
+{
+        if (s)
+                fz_sink += strlen(s);
+}
+
+static void fz_description(struct pl_reader *r)
+{
+        const struct ctrpp_provider_desc *d;
+
+        if (pl_reader_description(r, &d) < 0)
+                return;
+        fz_touch_string(d->name);
+        fz_touch_string(d->manifest);
+        for (uint32_t i = 0; i < d->n_countersets; i++) {
+                const struct ctrpp_counterset_desc *cs = &d->countersets[i];
+                fz_touch_string(cs->name);
+                fz_touch_string(cs->instances);
+                for (uint32_t k = 0; k < cs->n_counters; k++) {
+                        fz_sink += cs->counters[k].id;
+                        fz_touch_string(cs->counters[k].name);
+                        fz_touch_string(cs->counters[k].description);
+                }
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct pl_reader *r = NULL;
@@ -67,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (pl_reader_provider(r, &g, &pid) == 0)
                 fz_sink += pid + g.Data1;
         fz_countersets(r);
+        fz_description(r);
         fz_snapshot(r, PL_ALL_COUNTERSETS, PL_SNAPSHOT_COLLECT);
         /* A memory image has no provider behind it. */
         (void) pl_reader_alive(r);
@@ -115,6 +142,21 @@ static size_t fz_fields(const struct fz_image *img, struct fz_field *f)
         FZ_ADD(FZ_HDR_FIELD(dir_capacity), 4);
         FZ_ADD(FZ_HDR_FIELD(dir_high), 4);
         FZ_ADD(FZ_HDR_FIELD(heap_off), 8);
+        FZ_ADD(FZ_HDR_FIELD(desc_off), 8);
+        FZ_ADD(FZ_HDR_FIELD(desc_size), 8);
+        FZ_ADD(FZ_DESC_FIELD(img, header_size), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, blob_size), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, n_countersets), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, n_counters), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, csets_off), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, counters_off), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, strings_off), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, strings_size), 4);
+        FZ_ADD(FZ_DESC_FIELD(img, name), 4);
+        FZ_ADD(FZ_DESC_CSET_FIELD(img, n_counters), 4);
+        FZ_ADD(FZ_DESC_CSET_FIELD(img, first_counter), 4);
+        FZ_ADD(FZ_DESC_CSET_FIELD(img, name), 4);
+        FZ_ADD(FZ_DESC_COUNTER_FIELD(img, 1, name), 4);
         FZ_ADD(FZ_CSET_TABLE_OFF, 8);
         FZ_ADD(FZ_CSET_FIELD(num_counters), 4);
         FZ_ADD(FZ_CSET_FIELD(data_size), 4);
@@ -138,7 +180,7 @@ static size_t fz_fields(const struct fz_image *img, struct fz_field *f)
         return n;
 }
 
-#define FZ_MAX_FIELDS 64
+#define FZ_MAX_FIELDS 80
 
 static uint64_t fz_extreme(struct fz_rng *g, const struct fz_image *img)
 {

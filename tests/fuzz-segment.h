@@ -69,6 +69,8 @@ struct fz_image {
         size_t size;
         uint64_t inst_off[FZ_N_INSTANCES];      /* of each struct pl_seg_instance */
         uint64_t heap_end;                      /* first unused heap byte */
+        uint64_t desc_off;                      /* the self-description blob */
+        uint32_t desc_size;
 };
 
 /* Byte offsets of the interesting fields, for tests that corrupt them. */
@@ -169,7 +171,73 @@ static inline void fz_build_instance(struct fz_image *img, uint32_t k)
         img->heap_end = off + sizeof(si) + ci.dwSize;
 }
 
-/* A valid segment: one counterset of 3 counters, 3 named instances. */
+/*
+ * The self-description: the counterset with 2 described counters, and a
+ * string table of fz_desc_strings (one of them not ASCII).  Field offsets
+ * within the blob, for tests that corrupt it:
+ */
+#define FZ_DESC_CSETS_OFF       sizeof(struct pl_desc_header)
+#define FZ_DESC_COUNTERS_OFF    (FZ_DESC_CSETS_OFF + sizeof(struct pl_desc_counterset))
+#define FZ_DESC_N_COUNTERS      2u
+#define FZ_DESC_STRINGS_OFF     (FZ_DESC_COUNTERS_OFF + FZ_DESC_N_COUNTERS * sizeof(struct pl_desc_counter))
+#define FZ_DESC_FIELD(img, f)   ((img)->desc_off + offsetof(struct pl_desc_header, f))
+#define FZ_DESC_CSET_FIELD(img, f) ((img)->desc_off + FZ_DESC_CSETS_OFF + \
+                                    offsetof(struct pl_desc_counterset, f))
+#define FZ_DESC_COUNTER_FIELD(img, i, f) ((img)->desc_off + FZ_DESC_COUNTERS_OFF + \
+                                          (i) * sizeof(struct pl_desc_counter) + \
+                                          offsetof(struct pl_desc_counter, f))
+/* "provider", "counterset", "first", "zweite Z\u00e4hler", concatenated with their NULs. */
+static const char fz_desc_strings[] = "provider\0counterset\0first\0zweite Z\xc3\xa4hler";
+#define FZ_DESC_STRINGS_SIZE    ((sizeof(fz_desc_strings) + 7u) & ~7u)
+#define FZ_DESC_STR(i)          ((uint32_t) (FZ_DESC_STRINGS_OFF + (i)))
+/* Offsets of the four strings inside the table. */
+#define FZ_DESC_S_PROVIDER      0u
+#define FZ_DESC_S_CSET          9u
+#define FZ_DESC_S_FIRST         20u
+#define FZ_DESC_S_SECOND        26u
+
+static inline void fz_build_description(struct fz_image *img)
+{
+        uint64_t off = (img->heap_end + 7u) & ~UINT64_C(7);
+        uint32_t size = (uint32_t) (FZ_DESC_STRINGS_OFF + FZ_DESC_STRINGS_SIZE);
+        struct pl_desc_header h = {
+                .magic = PL_DESC_MAGIC, .version = PL_DESC_VERSION,
+                .header_size = sizeof(h), .blob_size = size,
+                .resource_base = 1000, .n_countersets = 1, .n_counters = FZ_DESC_N_COUNTERS,
+                .csets_off = FZ_DESC_CSETS_OFF, .counters_off = FZ_DESC_COUNTERS_OFF,
+                .strings_off = FZ_DESC_STRINGS_OFF, .strings_size = FZ_DESC_STRINGS_SIZE,
+                .name = FZ_DESC_STR(FZ_DESC_S_PROVIDER),
+        };
+        struct pl_desc_counterset cs = {
+                .instance_type = PERF_COUNTERSET_MULTI_INSTANCES, .name_id = 1002,
+                .description_id = 1004, .n_counters = FZ_DESC_N_COUNTERS,
+                .name = FZ_DESC_STR(FZ_DESC_S_CSET),
+        };
+
+        memcpy(h.guid, &fz_provider_guid, sizeof(GUID));
+        memcpy(cs.guid, &fz_cset_guid, sizeof(GUID));
+        memcpy(img->data + off, &h, sizeof(h));
+        memcpy(img->data + off + FZ_DESC_CSETS_OFF, &cs, sizeof(cs));
+        for (uint32_t i = 0; i < FZ_DESC_N_COUNTERS; i++) {
+                struct pl_desc_counter c = {
+                        .id = i + 1, .type = PERF_COUNTER_RAWCOUNT, .size = 4,
+                        .aggregate = -1, .base_id = 0xFFFFFFFFu, .name_id = 1006 + 2 * i,
+                        .name = FZ_DESC_STR(i ? FZ_DESC_S_SECOND : FZ_DESC_S_FIRST),
+                };
+                memcpy(img->data + off + FZ_DESC_COUNTERS_OFF + i * sizeof(c), &c, sizeof(c));
+        }
+        memcpy(img->data + off + FZ_DESC_STRINGS_OFF, fz_desc_strings, sizeof(fz_desc_strings));
+        fz_put64(img, FZ_HDR_FIELD(desc_off), off);
+        fz_put64(img, FZ_HDR_FIELD(desc_size), size);
+        img->desc_off = off;
+        img->desc_size = size;
+        img->heap_end = off + size;
+}
+
+/*
+ * A valid segment: one counterset of 3 counters, 3 named instances, and a
+ * self-description.
+ */
 static inline void fz_build_image(struct fz_image *img)
 {
         memset(img, 0, sizeof(*img));
@@ -178,6 +246,7 @@ static inline void fz_build_image(struct fz_image *img)
         fz_build_counterset(img);
         for (uint32_t k = 0; k < FZ_N_INSTANCES; k++)
                 fz_build_instance(img, k);
+        fz_build_description(img);
         fz_put64(img, FZ_HDR_FIELD(heap_top), img->heap_end - FZ_HEAP_OFF);
 }
 

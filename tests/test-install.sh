@@ -20,7 +20,7 @@ pc() { pkg-config --define-variable=prefix="$tmp/root$prefix" "$@" perflib; }
 cflags=$(pc --cflags)
 libs=$(pc --libs)
 libdir=$(pc --variable=libdir)
-for h in perflib.h winperf.h perflib-wintypes.h; do
+for h in perflib.h winperf.h perflib-wintypes.h perflib-description.h; do
         [ -f "$tmp/root$prefix/include/perflib/$h" ] || fail "$h not installed"
 done
 [ ! -e "$tmp/root$prefix/include/perflib/reader.h" ] || fail "internal header installed"
@@ -41,6 +41,8 @@ unexpected=$(printf '%s\n' $exported | grep -v -E '^(Perf[A-Za-z0-9]+|GetLastErr
 [ -z "$unexpected" ] || fail "unexpected exports: $unexpected"
 printf '%s\n' $exported | grep -q '^PerfIncrementULongLongCounterValue$' || fail "API not exported"
 objdump -T "$so" | grep -q 'PERFLIB_1 *PerfStartProvider$' || fail "PerfStartProvider not versioned PERFLIB_1"
-internal=$(printf '%s\n' $exported | grep -E '^pl_' | grep -v -E '^pl_(runtime_dir|reader_[a-z_]+|snapshot_free|scan|collect_timeout_ms)$' || true)
+objdump -T "$so" | grep -q 'PERFLIB_1\.1 *pl_set_provider_description$' ||
+        fail "pl_set_provider_description not versioned PERFLIB_1.1"
+internal=$(printf '%s\n' $exported | grep -E '^pl_' | grep -v -E '^pl_(set_provider_description|runtime_dir|reader_[a-z_]+|snapshot_free|scan|collect_timeout_ms)$' || true)
 [ -z "$internal" ] || fail "internal symbols leak: $internal"
 echo "PASS: install, pkg-config, C and C++ build, exports"

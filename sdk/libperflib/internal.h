@@ -3,6 +3,7 @@
 #ifndef PL_INTERNAL_H
 #define PL_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <wchar.h>
@@ -50,6 +51,20 @@ int pl_sockaddr(const char *path, struct sockaddr_un *ret, int *ret_dirfd);
 
 /* Strict UTF-8 to wchar_t (UTF-32); *ret owned by the caller (free). */
 int pl_utf8_to_wcs(const char *s, wchar_t **ret);
+
+/* n bytes of strict UTF-8; a NUL byte counts as a character. */
+bool pl_utf8_valid(const char *s, size_t n);
+
+/* ---- desc-parse.c ---- */
+
+/*
+ * Validates a self-description blob (segment.h) of size bytes, a private
+ * copy the caller owns, and builds the pointer tree it describes, with
+ * copies of its strings: one allocation, owned by the caller (free).
+ * -EBADMSG when anything in it is wrong.
+ */
+struct ctrpp_provider_desc;
+int pl_desc_parse(const uint8_t *blob, uint64_t size, struct ctrpp_provider_desc **ret);
 
 /* ---- provider.c, for the in-process reader ---- */
 

@@ -52,6 +52,8 @@ struct pl_reader {
 
         struct pl_counterset **csets;   /* validated descriptors by index, NULL = not yet */
         uint32_t n_csets;               /* entries allocated in csets */
+
+        struct ctrpp_provider_desc *desc;       /* the parsed self-description, NULL = not yet */
 };
 
 /* ---- bounds ---- */
@@ -196,6 +198,7 @@ void pl_reader_close(struct pl_reader *r)
         for (uint32_t i = 0; i < r->n_csets; i++)
                 free(r->csets[i]);
         free(r->csets);
+        free(r->desc);
         if (r->map)
                 munmap(r->map, r->map_len);
         if (r->sock >= 0)
@@ -726,6 +729,50 @@ int pl_reader_find_counterset(struct pl_reader *r, const GUID *guid,
                 }
         }
         return -ENOENT;
+}
+
+/* ---- the self-description ---- */
+
+/* A private copy of the published blob, so that the provider cannot change it under the checks. */
+static int desc_copy(const struct pl_reader *r, uint8_t **ret, uint64_t *ret_size)
+{
+        uint64_t size = __atomic_load_n(&hdr(r)->desc_size, __ATOMIC_ACQUIRE);
+        uint64_t off = __atomic_load_n(&hdr(r)->desc_off, __ATOMIC_RELAXED);
+        uint8_t *copy;
+
+        if (size == 0)
+                return -ENODATA;
+        if (size > PL_SEG_MAX_DESC_SIZE || !heap_ok(r, off, size))
+                return -EBADMSG;
+        copy = malloc(size);
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, r->base + off, size);
+        *ret = copy;
+        *ret_size = size;
+        return 0;
+}
+
+int pl_reader_description(struct pl_reader *r, const struct ctrpp_provider_desc **ret)
+{
+        uint8_t *blob = NULL;
+        uint64_t size;
+        int k;
+
+        if (!r || !ret)
+                return -EINVAL;
+        /* Published once and never changed: one good parse holds for good. */
+        if (!r->desc) {
+                k = desc_copy(r, &blob, &size);
+                if (k < 0)
+                        return k;
+                k = pl_desc_parse(blob, size, &r->desc);
+                free(blob);
+                if (k < 0)
+                        return k;
+        }
+        *ret = r->desc;
+        return 0;
 }
 
 /* ---- snapshots ---- */

@@ -95,6 +95,14 @@ PL_PRIVATE int pl_reader_find_counterset(struct pl_reader *r, const GUID *guid,
                                          const struct pl_counterset **ret);
 
 /*
+ * The provider's self-description (pl_set_provider_description), validated
+ * and copied: owned by the reader, valid until pl_reader_close.  -ENODATA
+ * while the provider has published none (it may still do so later),
+ * -EBADMSG when the published blob is malformed.
+ */
+PL_PRIVATE int pl_reader_description(struct pl_reader *r, const struct ctrpp_provider_desc **ret);
+
+/*
  * A consistent snapshot of the live instances of one counterset (or of all
  * countersets with cset_index PL_ALL_COUNTERSETS).  An instance created or
  * deleted while the snapshot is taken is either wholly in it or wholly out;

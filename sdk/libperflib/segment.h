@@ -63,8 +63,8 @@ struct pl_seg_header {
                                            instance create/delete */
         uint64_t collect_seq;           /* (atomic) last collect request served */
 
-        uint64_t desc_off;              /* self-description blob (ctrpp resources) */
-        uint64_t desc_size;             /* (atomic) 0 when absent */
+        uint64_t desc_off;              /* self-description blob (below), in the heap */
+        uint64_t desc_size;             /* (atomic) 0 when absent; published last */
 
         uint32_t instance_count;        /* (atomic) live instances */
         uint32_t reserved0;
@@ -141,6 +141,97 @@ _Static_assert(sizeof(struct pl_seg_instance) == 8, "instance header layout");
 #define PL_DIR_OFFSET_MASK      ((UINT64_C(1) << 48) - 1)
 #define PL_DIR_CSET_SHIFT       48
 #define PL_DIR_ENTRY(off, cset) ((uint64_t) (off) | ((uint64_t) (cset) << PL_DIR_CSET_SHIFT))
+
+/*
+ * The provider's self-description (pl_set_provider_description): one blob
+ * in the heap at desc_off, desc_size bytes, written completely before
+ * desc_size is release-stored and never changed afterwards; published at
+ * most once.  Readers of segment format 1 that predate it ignore both
+ * fields, so the segment version stays 1.
+ *
+ *   struct pl_desc_header            at blob offset 0
+ *   struct pl_desc_counterset        [n_countersets] at csets_off
+ *   struct pl_desc_counter           [n_counters] at counters_off, the
+ *                                    counters of counterset 0 first, then 1, ...
+ *   string table                     strings_size bytes at strings_off
+ *
+ * Offsets are from the start of the blob and 8-aligned; the sections come
+ * in this order and do not overlap; blob_size = desc_size is a multiple
+ * of 8.  The string table is a run of NUL-terminated UTF-8 strings and its
+ * last byte is a NUL.  A string field holds the offset of the first byte of
+ * one of those strings (so it is strings_off or follows a NUL), or
+ * PL_DESC_NO_STRING when the string is absent.
+ */
+#define PL_DESC_MAGIC           UINT32_C(0x43534450)    /* "PDSC" */
+#define PL_DESC_VERSION         1u
+#define PL_DESC_NO_STRING       0u      /* offset 0 is the header, never a string */
+
+/* Limits the writer and readers enforce. */
+#define PL_SEG_MAX_DESC_SIZE    (16u << 20)
+#define PL_DESC_MAX_COUNTERSETS PL_SEG_MAX_COUNTERSETS
+#define PL_DESC_MAX_COUNTERS    PL_SEG_MAX_COUNTERS     /* per counterset */
+
+struct pl_desc_header {
+        uint32_t magic;                 /* PL_DESC_MAGIC */
+        uint32_t version;               /* PL_DESC_VERSION */
+        uint32_t header_size;           /* >= sizeof(struct pl_desc_header), multiple of 8 */
+        uint32_t blob_size;             /* = desc_size */
+        uint8_t guid[16];               /* the provider's; equals provider_guid */
+        uint32_t callback_custom;
+        uint32_t kernel_mode;
+        uint32_t resource_base;         /* CTRPP_NO_ID when absent */
+        uint32_t n_countersets;
+        uint32_t n_counters;            /* over all countersets */
+        uint32_t csets_off;
+        uint32_t counters_off;
+        uint32_t strings_off;
+        uint32_t strings_size;
+        uint32_t name;                  /* strings; name is providerName */
+        uint32_t symbol;
+        uint32_t application_identity;
+        uint32_t schema_version;
+        uint32_t manifest;
+        uint32_t reserved[2];           /* zero */
+};
+_Static_assert(sizeof(struct pl_desc_header) == 96, "description header layout");
+
+struct pl_desc_counterset {
+        uint8_t guid[16];
+        uint32_t instance_type;
+        uint32_t name_id;
+        uint32_t description_id;
+        uint32_t n_counters;
+        uint32_t first_counter;         /* index of its first counter; the
+                                           counts of the countersets before it */
+        uint32_t symbol;                /* strings */
+        uint32_t uri;
+        uint32_t name;
+        uint32_t description;
+        uint32_t instances;
+        uint32_t reserved[2];           /* zero */
+};
+_Static_assert(sizeof(struct pl_desc_counterset) == 64, "description counterset layout");
+
+struct pl_desc_counter {
+        uint32_t id;
+        uint32_t type;
+        uint64_t attrib;
+        uint32_t size;
+        uint32_t detail_level;
+        int32_t default_scale;
+        int32_t aggregate;
+        uint32_t base_id;
+        uint32_t perf_time_id;
+        uint32_t perf_freq_id;
+        uint32_t multi_counter_id;
+        uint32_t name_id;
+        uint32_t description_id;
+        uint32_t symbol;                /* strings */
+        uint32_t uri;
+        uint32_t name;
+        uint32_t description;
+};
+_Static_assert(sizeof(struct pl_desc_counter) == 72, "description counter layout");
 
 /* ---- the collect service: a SOCK_SEQPACKET Unix socket per provider ---- */
 

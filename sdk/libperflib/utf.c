@@ -5,8 +5,11 @@
 
 #include "internal.h"
 
-/* Decodes one strictly valid UTF-8 sequence; returns its length or -EILSEQ. */
-static int utf8_decode(const unsigned char *s, uint32_t *ret)
+/*
+ * Decodes one strictly valid UTF-8 sequence of at most n (>= 1) bytes;
+ * returns its length or -EILSEQ.
+ */
+static int utf8_decode(const unsigned char *s, size_t n, uint32_t *ret)
 {
         static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
         unsigned len;
@@ -26,6 +29,8 @@ static int utf8_decode(const unsigned char *s, uint32_t *ret)
                 len = 4;
                 c = s[0] & 0x07;
         } else
+                return -EILSEQ;
+        if (len > n)
                 return -EILSEQ;
         for (unsigned i = 1; i < len; i++) {
                 if ((s[i] & 0xC0) != 0x80)
@@ -47,7 +52,7 @@ int pl_utf8_to_wcs(const char *s, wchar_t **ret)
                 return -ENOMEM;
         for (size_t i = 0; i < n;) {
                 uint32_t c;
-                int l = utf8_decode((const unsigned char *) s + i, &c);
+                int l = utf8_decode((const unsigned char *) s + i, n - i, &c);
                 if (l < 0) {
                         free(w);
                         return l;
@@ -58,4 +63,16 @@ int pl_utf8_to_wcs(const char *s, wchar_t **ret)
         w[k] = L'\0';
         *ret = w;
         return 0;
+}
+
+bool pl_utf8_valid(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n;) {
+                uint32_t c;
+                int l = utf8_decode((const unsigned char *) s + i, n - i, &c);
+                if (l < 0)
+                        return false;
+                i += (size_t) l;
+        }
+        return true;
 }

@@ -2,8 +2,9 @@
 /*
  * perflib.h for Perflib for Linux: the PerflibV2 provider API, source
  * compatible with Windows.  Names, types, layouts and Win32 error codes are
- * Windows'; PCWSTR is const wchar_t * (UTF-32 here).  Linux additions carry
- * a "Utf8" or "Pl" in their name and are marked below.
+ * Windows'; PCWSTR is const wchar_t * (UTF-32 here).  Linux additions are
+ * marked below: Windows-style ones carry "Utf8" in their name, Linux-style
+ * ones the pl_ prefix (those return 0 or -errno).
  *
  * Counter data layout (the one Offset convention): the counter data block of
  * an instance starts right after its PERF_COUNTERSET_INSTANCE header, at
@@ -19,6 +20,7 @@
 
 #include "perflib-wintypes.h"
 #include "winperf.h"
+#include "perflib-description.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -219,6 +221,28 @@ PERFLIB_API ULONG PerfDecrementULongCounterValue(HANDLE Provider,
 PERFLIB_API ULONG PerfDecrementULongLongCounterValue(HANDLE Provider,
                                                      PPERF_COUNTERSET_INSTANCE Instance,
                                                      ULONG CounterId, ULONGLONG Value);
+
+/*
+ * Linux addition: publishes the provider's self-description (ctrpp's
+ * resource output; see perflib-description.h) with its segment, so that
+ * readers can name its countersets and counters with no install step.  The
+ * header ctrpp generates calls this from CounterInitialize().  The
+ * description is copied; the caller keeps ownership of it.  Once per
+ * provider, before or after its countersets are set.
+ *
+ * NULL strings mean "absent".  The description must not change during the
+ * call.
+ *
+ * Returns 0; -EINVAL for a NULL or unknown handle, a NULL description, one
+ * of another version or size, one whose provider GUID is not the
+ * provider's, a NULL counters or countersets array with a nonzero count,
+ * or a string that is not UTF-8; -EEXIST when the provider has published
+ * one already; -E2BIG when it exceeds the segment's limits (16 MiB
+ * flattened, PL_SEG_MAX_DESC_SIZE; 4096 countersets; 65536 counters in a
+ * counterset); -ENOMEM when the segment has no room left.
+ */
+PERFLIB_API int pl_set_provider_description(HANDLE Provider,
+                                            const struct ctrpp_provider_desc *Description);
 
 #ifdef __cplusplus
 }
