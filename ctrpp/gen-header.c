@@ -535,6 +535,36 @@ static void put_cleanup(const struct hctx *h, const struct names *n)
                 "}\n\n", h->prefix, handle);
 }
 
+/*
+ * The resource file (-rc) defines <prefix><Provider>_Description.  A weak
+ * reference lets a program built without it link all the same; it then
+ * runs but does not describe itself to readers.
+ */
+static void put_description_declaration(const struct hctx *h, const struct names *n)
+{
+        fprintf(h->f,
+                "/* The provider's self-description, from the resource file (ctrpp -rc). */\n"
+                "extern const struct ctrpp_provider_desc %s%s_Description __attribute__((weak));\n"
+                "\n", h->prefix, n->provider);
+}
+
+/* Publishing the description; a failure undoes CounterInitialize. */
+static void put_publish(const struct hctx *h, const struct names *n)
+{
+        fprintf(h->f,
+                "\n"
+                "        if (&%1$s%2$s_Description != NULL) {\n"
+                "                int r = pl_set_provider_description(%1$s%2$s, &%1$s%2$s_Description);\n"
+                "                if (r < 0) {\n"
+                "                        ", h->prefix, n->provider);
+        put_function_name(h, n, "CounterCleanup");
+        fputs("();\n"
+              "                        return r == -ENOMEM || r == -E2BIG ? ERROR_NOT_ENOUGH_MEMORY\n"
+              "                                                           : ERROR_INVALID_DATA;\n"
+              "                }\n"
+              "        }\n", h->f);
+}
+
 static void put_initialize(const struct hctx *h, const struct pm_provider *p, const struct names *n)
 {
         bool four = four_arguments(h, p);
@@ -577,6 +607,7 @@ static void put_initialize(const struct hctx *h, const struct pm_provider *p, co
                       "                return Status;\n"
                       "        }\n", h->f);
         }
+        put_publish(h, n);
         fputs("\n        return ERROR_SUCCESS;\n}\n\n", h->f);
 }
 
@@ -657,6 +688,7 @@ static int put_provider(const struct hctx *h, const struct pm_provider *p)
                 names_done(&n);
                 return r;
         }
+        put_description_declaration(h, &n);
         put_cleanup(h, &n);
         put_initialize(h, p, &n);
         for (size_t i = 0; i < p->n_countersets; i++)
@@ -840,7 +872,7 @@ int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f
         put_guard(f, name);
         fputs("\n#define ", f);
         put_guard(f, name);
-        fputs("\n\n#include <stddef.h>\n\n#include <perflib.h>\n\n", f);
+        fputs("\n\n#include <errno.h>\n#include <stddef.h>\n\n#include <perflib.h>\n\n", f);
         put_selectany(f);
         if (any_structs(m))
                 fputs(struct_macros, f);

@@ -6,6 +6,10 @@
 # the SDK headers alone.  Manifests whose counters are laid out by
 # <structs> need the provider's own struct declarations, so for those only
 # the compile of the resource file is checked.
+#
+# The project's shared corpus, when it is beside the checkout (as in CI) or
+# named by $CTRPP_SHARED_CORPUS, is compiled too: it also holds the one
+# manifest whose licence kept it out of tests/ctrpp/corpus.
 set -u
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
@@ -29,9 +33,18 @@ compile() {
         fi || { fail "$1: $(basename "$3") does not compile as $4:"; sed 's/^/    /' "$3.log" >&2; }
 }
 
+shared=${CTRPP_SHARED_CORPUS:-$top_srcdir/../shared/corpus/manifests}
+if [ -d "$shared" ]; then
+        echo "also compiling the shared corpus in $shared"
+else
+        echo "no shared corpus at $shared; compiling the copies in tests/ctrpp only"
+        shared=
+fi
+
 for man in "$top_srcdir"/tests/ctrpp/spec/*.man "$top_srcdir"/tests/ctrpp/corpus/*.man \
-           "$top_srcdir"/tests/ctrpp/good/*.man; do
-        name=$(basename "$man" .man)
+           "$top_srcdir"/tests/ctrpp/good/*.man ${shared:+"$shared"/*.man}; do
+        name=$(basename "$man" .man) out=$(basename "$man" .man)
+        case $man in "$shared"/*) [ -n "$shared" ] && name=shared-$name ;; esac
         dir="$tmp/$name"
         mkdir -p "$dir"
         n=$((n + 1))
@@ -43,12 +56,12 @@ for man in "$top_srcdir"/tests/ctrpp/spec/*.man "$top_srcdir"/tests/ctrpp/corpus
         if grep -q ' error: ' "$dir.err"; then
                 fail "$name: errors reported with exit status 0"
         fi
-        [ -s "$dir/$name.h" ] && [ -s "$dir/${name}_strings.c" ] || { fail "$name: outputs missing"; continue; }
-        compile "$name" "$dir" "$dir/${name}_strings.c" c
+        [ -s "$dir/$out.h" ] && [ -s "$dir/${out}_strings.c" ] || { fail "$name: outputs missing"; continue; }
+        compile "$name" "$dir" "$dir/${out}_strings.c" c
         if grep -q 'field' "$man"; then
                 continue
         fi
-        printf '#include "%s.h"\nint main(void) { return 0; }\n' "$name" >"$dir/use.c"
+        printf '#include "%s.h"\nint main(void) { return 0; }\n' "$out" >"$dir/use.c"
         cp "$dir/use.c" "$dir/use.cc"
         compile "$name" "$dir" "$dir/use.c" c
         compile "$name" "$dir" "$dir/use.cc" c++

@@ -375,6 +375,10 @@ static void test_header_shape(void **state)
         assert_has(h, "#define CTRPP_SELECTANY __attribute__((weak))\n");
         assert_has(h, "#define MY_LOGICALDISK_FREE_MB (1)\n");
         assert_has(h, "#define MY_SYSTEMOBJECTS_PERFFREQ (5)\n");
+        /* The self-description: weakly referenced, published once the provider is up. */
+        assert_has(h, "extern const struct ctrpp_provider_desc MY_PROVIDER_Description "
+                   "__attribute__((weak));\n");
+        assert_has(h, "int r = pl_set_provider_description(MY_PROVIDER, &MY_PROVIDER_Description);\n");
         assert_has(h, "CTRPP_SELECTANY GUID MY_PROVIDERGuid =\n        { 0xab8e1320, 0x965a, 0x4cf9, "
                       "{ 0x9c, 0x07, 0xfe, 0x25, 0x37, 0x8c, 0x2a, 0x23 } };\n");
         assert_has(h, "CTRPP_SELECTANY GUID MY_LOGICALDISKGuid =\n");
@@ -522,8 +526,9 @@ static void test_resource(void **state)
         cs->counters[0].description = dup_str("Say \"what?\" ?\?= \\ */ end\n");
         pm_assign_ids(m);
         r = render(gen_resource, m, &o);
-        assert_has(r, "#include <stdint.h>\n");
-        assert_has(r, "#define CTRPP_DESCRIPTION_VERSION 1\n");
+        /* The struct types come from the SDK, not from every generated file. */
+        assert_has(r, "#include <perflib.h>\n");
+        assert_lacks(r, "struct ctrpp_counter_desc {");
         assert_has(r, "extern const struct ctrpp_provider_desc MY_PROVIDER_Description;\n");
         assert_has(r, "CTRPP_DESCRIPTION_EXPORT const struct ctrpp_provider_desc MY_PROVIDER_Description = {\n");
         assert_has(r, ".application_identity = \"myprovider.exe\"");
@@ -623,6 +628,7 @@ static const char structs_h[] =
 
 /* perflib, recording what the generated functions ask of it. */
 static const char stubs_c[] =
+        "#include <errno.h>\n"
         "#include <string.h>\n"
         "#include <perflib.h>\n"
         "#include \"stubs.h\"\n"
@@ -657,6 +663,14 @@ static const char stubs_c[] =
         "        rec.set_templates[rec.sets++] = t;\n"
         "        return ERROR_SUCCESS;\n"
         "}\n"
+        "int pl_set_provider_description(HANDLE h, const struct ctrpp_provider_desc *d)\n"
+        "{\n"
+        "        if (h != &token)\n"
+        "                return -EINVAL;\n"
+        "        rec.descriptions++;\n"
+        "        rec.description = d;\n"
+        "        return 0;\n"
+        "}\n"
         "ULONG PerfSetULongCounterValue(HANDLE h, PPERF_COUNTERSET_INSTANCE i, ULONG id, ULONG v)\n"
         "{\n"
         "        (void) h; (void) i;\n"
@@ -672,7 +686,8 @@ static const char stubs_c[] =
 
 static const char stubs_h[] =
         "struct record {\n"
-        "        int starts, stops, sets;\n"
+        "        int starts, stops, sets, descriptions;\n"
+        "        const struct ctrpp_provider_desc *description;\n"
         "        GUID provider;\n"
         "        PERFLIBREQUEST callback;\n"
         "        ULONG set_sizes[8];\n"
@@ -735,6 +750,8 @@ static const char main_c[] =
         "        CHECK(rec.starts == 1 && memcmp(&rec.provider, &provider, sizeof(GUID)) == 0);\n"
         "        CHECK(rec.sets == 2 && rec.set_sizes[0] == 40 + 3 * 32 && rec.set_sizes[1] == 40 + 5 * 32);\n"
         "        CHECK(rec.set_templates[0] == &MY_LOGICALDISKInfo.CounterSet);\n"
+        "        /* The resource file is linked in: CounterInitialize published it. */\n"
+        "        CHECK(rec.descriptions == 1 && rec.description == &MY_PROVIDER_Description);\n"
         "        CHECK(MY_LOGICALDISKInfo.CounterSet.NumCounters == 3);\n"
         "        CHECK(MY_LOGICALDISKInfo.Counter1.Attrib == (PERF_ATTRIB_BY_REFERENCE | PERF_ATTRIB_DISPLAY_AS_REAL));\n"
         "        CHECK(MY_SYSTEMOBJECTSInfo.Counter2.Size == 8 && MY_SYSTEMOBJECTSInfo.Counter2.Scale == -3);\n"
@@ -748,7 +765,9 @@ static const char main_c[] =
         "        CHECK(tu2_update(NULL) == ERROR_SUCCESS && rec.values[1] == 7);\n"
         "        CHECK(rec.values[3] == 0x100000000ULL && rec.values[7] == 11);\n"
         "        KcsCounterCleanup();\n"
+        "        /* No UcsMY_PROVIDER_Description is linked: nothing to publish. */\n"
         "        CHECK(UcsCounterInitialize(callback, NULL, NULL, NULL) == ERROR_SUCCESS);\n"
+        "        CHECK(rec.descriptions == 2);\n"
         "        CHECK(rec.callback == callback);\n"
         "        /* The self-descriptions. */\n"
         "        CHECK(MY_PROVIDER_Description.version == CTRPP_DESCRIPTION_VERSION);\n"
