@@ -90,7 +90,13 @@ static void forked_child_does_not_keep_provider_alive(void **state)
 
         unsigned reclaimed = 0;
         assert_int_equal(pl_scan(dir, first_socket, sock, &reclaimed), 0);
-        assert_int_equal(reclaimed, 1);
+        /*
+         * The dead provider's socket is gone afterwards.  Whether this scan
+         * or an earlier reclaim removed it is a race (one run in seven under
+         * ASan saw 0 here), so the count is only bounded.
+         */
+        assert_true(reclaimed <= 1);
+        assert_int_equal(access(sock, F_OK), -1);
 
         pl_reader_close(r);
         waitpid(prov, NULL, 0);
