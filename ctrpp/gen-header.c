@@ -45,27 +45,6 @@
 
 /* ---- small writers ---- */
 
-/*
- * text made a C identifier: other characters become '_', and a leading
- * digit gets a '_' in front.  NULL when text is empty or NULL, or on ENOMEM.
- */
-static char *identifier_from(const char *text)
-{
-        size_t n = text ? strlen(text) : 0;
-        char *s, *p;
-
-        if (n == 0)
-                return NULL;
-        s = p = malloc(n + 2);
-        if (!s)
-                return NULL;
-        if (!gen_is_ident_char(text[0], true) && text[0] >= '0' && text[0] <= '9')
-                *p++ = '_';
-        for (size_t i = 0; i < n; i++)
-                *p++ = gen_is_ident_char(text[i], false) ? text[i] : '_';
-        *p = '\0';
-        return s;
-}
 
 /* "ucs-counters.h" -> "CTRPP_UCS_COUNTERS_H" */
 static void put_guard(FILE *f, const char *file_name)
@@ -107,12 +86,6 @@ static void names_done(struct names *n)
         *n = (struct names) { 0 };
 }
 
-static char *symbol_or(const char *symbol, const char *fallback_text, const char *fallback)
-{
-        char *s = identifier_from(symbol && *symbol ? symbol : fallback_text);
-
-        return s ? s : strdup(fallback);
-}
 
 /* A derived counterset name that repeats an earlier one gets _<index>. */
 static int make_unique(struct names *n, size_t i)
@@ -132,7 +105,7 @@ static int make_unique(struct names *n, size_t i)
 static int names_init(struct names *n, const struct pm_provider *p)
 {
         *n = (struct names) { 0 };
-        n->provider = symbol_or(p->symbol, p->name, "Counters");
+        n->provider = gen_symbol_or(p->symbol, p->name, "Counters");
         n->countersets = calloc(p->n_countersets ? p->n_countersets : 1, sizeof(char *));
         if (!n->provider || !n->countersets) {
                 names_done(n);
@@ -143,7 +116,7 @@ static int names_init(struct names *n, const struct pm_provider *p)
                 char fallback[32];
 
                 snprintf(fallback, sizeof(fallback), "CounterSet%zu", i + 1);
-                n->countersets[i] = symbol_or(cs->symbol, cs->name, fallback);
+                n->countersets[i] = gen_symbol_or(cs->symbol, cs->name, fallback);
                 n->n_countersets = i + 1;
                 if (!n->countersets[i] || make_unique(n, i) < 0) {
                         names_done(n);
@@ -826,7 +799,7 @@ static int put_legacy_body(const struct hctx *h)
         char *dot = strrchr(copy, '.');
         if (dot && dot != copy)
                 *dot = '\0';
-        l.base = identifier_from(copy);
+        l.base = gen_identifier_from(copy);
         free(copy);
         if (!l.base)
                 l.base = strdup("Counters");

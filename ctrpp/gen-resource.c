@@ -33,26 +33,19 @@ struct rctx {
         const struct pm_manifest *m;
         const char *prefix;
         FILE *f;
+        bool *oom;                      /* set when a name could not be made */
 };
-
-/*
- * An identifier made of text, exactly as gen-header.c makes the provider's
- * name, so that the exported symbol matches the header's variables.
- */
-static void put_identifier(FILE *f, const char *text, const char *fallback)
-{
-        if (!text || !*text)
-                text = fallback;
-        if (text[0] >= '0' && text[0] <= '9')
-                fputc('_', f);
-        for (; *text; text++)
-                fputc(gen_is_ident_char(*text, false) ? *text : '_', f);
-}
 
 static void put_provider_name(const struct rctx *r, const struct pm_provider *p)
 {
+        char *name = gen_symbol_or(p->symbol, p->name, "Counters");
+
         fputs(r->prefix, r->f);
-        put_identifier(r->f, p->symbol && *p->symbol ? p->symbol : p->name, "Counters");
+        if (name)
+                fputs(name, r->f);
+        else
+                *r->oom = true;
+        free(name);
 }
 
 /* A C string literal, or NULL. */
@@ -208,7 +201,8 @@ static void put_provider(const struct rctx *r, const struct pm_provider *p)
 
 int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE *f)
 {
-        struct rctx r = { .m = m, .prefix = o->prefix ? o->prefix : "", .f = f };
+        bool oom = false;
+        struct rctx r = { .m = m, .prefix = o->prefix ? o->prefix : "", .f = f, .oom = &oom };
         const char *name = o->resource_name ? o->resource_name : "strings.c";
 
         fprintf(f,
@@ -229,5 +223,7 @@ int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE 
         fputs(types, f);
         for (size_t i = 0; i < m->n_providers; i++)
                 put_provider(&r, &m->providers[i]);
+        if (oom)
+                return -ENOMEM;
         return ferror(f) ? -EIO : 0;
 }

@@ -4,6 +4,7 @@
  * GUID comes out the same in the header and in the resource file.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
@@ -22,6 +23,36 @@ bool gen_is_ident_char(char c, bool first)
 {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
                (!first && c >= '0' && c <= '9');
+}
+
+
+/*
+ * text made a C identifier: other characters become '_', and a leading
+ * digit gets a '_' in front.  NULL when text is empty or NULL, or on ENOMEM.
+ */
+char *gen_identifier_from(const char *text)
+{
+        size_t n = text ? strlen(text) : 0;
+        char *s, *p;
+
+        if (n == 0)
+                return NULL;
+        s = p = malloc(n + 2);
+        if (!s)
+                return NULL;
+        if (!gen_is_ident_char(text[0], true) && text[0] >= '0' && text[0] <= '9')
+                *p++ = '_';
+        for (size_t i = 0; i < n; i++)
+                *p++ = gen_is_ident_char(text[i], false) ? text[i] : '_';
+        *p = '\0';
+        return s;
+}
+
+char *gen_symbol_or(const char *symbol, const char *fallback_text, const char *fallback)
+{
+        char *s = gen_identifier_from(symbol && *symbol ? symbol : fallback_text);
+
+        return s ? s : strdup(fallback);
 }
 
 void gen_put_string(FILE *f, const char *s)

@@ -36,6 +36,19 @@ int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE 
 const char *gen_base_name(const char *path);
 /* Whether c may stand in a C identifier (first: at its start). */
 bool gen_is_ident_char(char c, bool first);
+/*
+ * text made a C identifier (other characters become '_', a leading digit
+ * gets a '_' in front); NULL when text is empty or NULL, or on ENOMEM.
+ * Owned by the caller.
+ */
+char *gen_identifier_from(const char *text);
+/*
+ * The identifier for a provider or counterset: its symbol, else its name
+ * made an identifier, else fallback.  Both generators name the provider
+ * this way, so the header's reference and the resource file's definition
+ * of <Provider>_Description always agree.  Owned by the caller; NULL on ENOMEM.
+ */
+char *gen_symbol_or(const char *symbol, const char *fallback_text, const char *fallback);
 /* s as a C string literal: UTF-8 kept, escapes where C needs them, "??" split. */
 void gen_put_string(FILE *f, const char *s);
 /* s inside a comment: nothing in it can end the comment or break the line. */
