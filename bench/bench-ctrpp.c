@@ -111,7 +111,8 @@ static char *default_ctrpp(void)
 
 int main(int argc, char **argv)
 {
-        char dir[] = "/tmp/bench-ctrpp.XXXXXX", manifest[64];
+        const char *tmpdir = getenv("TMPDIR");
+        char *dir = NULL, *manifest = NULL;
         char *ctrpp = argc > 1 ? strdup(argv[1]) : default_ctrpp();
         uint64_t best = UINT64_MAX, total = 0;
 
@@ -121,11 +122,11 @@ int main(int argc, char **argv)
                        N_SETS, N_COUNTERS);
                 return 0;
         }
-        if (!ctrpp || !mkdtemp(dir)) {
+        if (asprintf(&dir, "%s/bench-ctrpp.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0 ||
+            !ctrpp || !mkdtemp(dir) || asprintf(&manifest, "%s/big.man", dir) < 0) {
                 fprintf(stderr, "bench-ctrpp: setup failed: %s\n", strerror(errno));
                 return 1;
         }
-        snprintf(manifest, sizeof(manifest), "%s/big.man", dir);
         int r = write_manifest(manifest);
         for (int i = 0; r == 0 && i < RUNS; i++) {
                 uint64_t ns = run_ctrpp(ctrpp, dir, manifest);
@@ -145,11 +146,15 @@ int main(int argc, char **argv)
         }
         static const char *const made[] = { "big.man", "big.h", "big_strings.c" };
         for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
-                char path[96];
-                snprintf(path, sizeof(path), "%s/%s", dir, made[i]);
-                (void) unlink(path);
+                char *path;
+                if (asprintf(&path, "%s/%s", dir, made[i]) >= 0) {
+                        (void) unlink(path);
+                        free(path);
+                }
         }
         (void) rmdir(dir);
+        free(manifest);
+        free(dir);
         free(ctrpp);
         return r == 0 ? 0 : 1;
 }
