@@ -85,7 +85,7 @@ static int parse_flag(const char *a, struct args *o)
         else if (opt_is(a, "NotificationCallback"))
                 o->gen.notification_callback = true;
         else if (opt_is(a, "backcompat"))
-                o->gen.backcompat = true;
+                ;       /* accepted so Windows build files work; nothing here differs */
         else if (opt_is(a, "Werror"))
                 o->werror = true;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-?") == 0) {

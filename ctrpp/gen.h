@@ -17,7 +17,6 @@ struct gen_options {
         bool legacy;                    /* -legacy: Vista-era PerfAutoInitialize form */
         bool memory_routines;           /* -MemoryRoutines */
         bool notification_callback;     /* -NotificationCallback */
-        bool backcompat;                /* -backcompat */
         const char *header_name;        /* base name of the -o file, for guards and includes */
         const char *counters_header_name; /* base name of the -ch file, or NULL */
         const char *resource_name;      /* base name of the -rc file */
