@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflibv2.h: the PerflibV2 interface of MS-PCQ (section 6's IDL) as C
+ * calls, on both sides of the wire.  Internal (not installed): perflibd,
+ * the tests and the tools link the convenience library libpcqrpc.la; the
+ * consumer issue makes a public libpcq of the client half.
+ *
+ * Wire: connection-oriented DCE/RPC (C706 chapter 12, MS-RPCE) with NDR 2.0,
+ * over a stream socket (AF_UNIX locally, TCP remotely).  Everything in
+ * dcerpc.c, ndr.c and perflibv2-stubs.c is ours: no Debian library speaks
+ * this interface.
+ *
+ * Buffers: every lpData buffer is the raw MS-PCQ byte layout (section
+ * 2.2.4: little-endian, structures on 8-byte boundaries).  The stubs only
+ * move bytes; what the bytes mean is the core's business (pcq-core.h).
+ *
+ * Return values: the methods return Win32 error codes (error_status_t).
+ * Functions of our own (connect, the server connection) return 0 or -errno
+ * and write ret_ parameters only on success.
+ */
+#ifndef PCQ_PERFLIBV2_H
+#define PCQ_PERFLIBV2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perflib.h"            /* GUID, Win32 error codes */
+
+/* da5a86c5-12c2-4943-ab30-7f74a813d853 v1.0 */
+#define PV2_IF_UUID_TEXT        "da5a86c5-12c2-4943-ab30-7f74a813d853"
+#define PV2_IF_VERSION_MAJOR    1
+#define PV2_IF_VERSION_MINOR    0
+
+enum pv2_opnum {
+        PV2_ENUMERATE_COUNTERSET = 0,
+        PV2_QUERY_COUNTERSET_REGISTRATION_INFO = 1,
+        PV2_ENUMERATE_COUNTERSET_INSTANCES = 2,
+        PV2_OPEN_QUERY_HANDLE = 3,
+        PV2_CLOSE_QUERY_HANDLE = 4,
+        PV2_QUERY_COUNTER_INFO = 5,
+        PV2_QUERY_COUNTER_DATA = 6,
+        PV2_VALIDATE_COUNTERS = 7,
+        _PV2_OPNUM_MAX = 7,
+};
+
+/* The IDL's range() limits on dwInSize, per opnum. */
+#define PV2_MAX_ENUMERATE_GUIDS         256u
+#define PV2_MAX_REG_INFO_BYTES          134217728u
+#define PV2_MAX_INSTANCES_BYTES         67108864u
+#define PV2_MAX_COUNTER_INFO_BYTES      67108864u
+#define PV2_MAX_COUNTER_DATA_BYTES      1073741824u
+#define PV2_MAX_VALIDATE_BYTES          67108864u
+
+/*
+ * The result of a method whose lpData is [out, size_is(dwInSize),
+ * length_is(*pdwOutSize)]: data holds out_size bytes (for opnum 0:
+ * out_size GUIDs, 16 bytes each), rtn_size is *pdwRtnSize.  data is
+ * malloc'd and owned by whoever holds the struct (pv2_out_done frees it).
+ */
+struct pv2_out {
+        uint8_t *data;
+        uint32_t out_size;
+        uint32_t rtn_size;
+};
+void pv2_out_done(struct pv2_out *o);
+
+/* ---- server side ---- */
+
+/*
+ * What a server implements.  conn is the per-connection pointer given to
+ * pv2_server_conn_new (perflibd keeps its peer's credentials there); query
+ * is what open_query returned, never NULL, and only ever one that this same
+ * connection opened and has not closed (the stubs check the context handle
+ * and fault otherwise).  machine is the szMachine string as received,
+ * UTF-16LE code units, NUL-terminated, NULL when the client sent none.
+ *
+ * For the lpData methods the handler fills *out (data owned by the stubs
+ * afterwards) following MS-PCQ's sizing rule; in_size is dwInSize, already
+ * checked against the IDL's range (a value outside it never reaches here).
+ * validate_counters gets the in/out buffer of in_size bytes to update in
+ * place.  close_query is also called for every query still open when the
+ * connection drops.
+ */
+struct pv2_handlers {
+        uint32_t (*enumerate_counterset)(void *conn, const uint16_t *machine,
+                                         uint32_t in_size, struct pv2_out *out);
+        uint32_t (*query_registration_info)(void *conn, const uint16_t *machine,
+                                            const GUID *counterset, uint32_t request_code,
+                                            uint32_t request_lcid, uint32_t in_size,
+                                            struct pv2_out *out);
+        uint32_t (*enumerate_instances)(void *conn, const uint16_t *machine,
+                                        const GUID *counterset, uint32_t in_size,
+                                        struct pv2_out *out);
+        /* On success *ret_query is non-NULL and owned by the connection's handle table. */
+        uint32_t (*open_query)(void *conn, const uint16_t *machine, void **ret_query);
+        uint32_t (*close_query)(void *conn, void *query);
+        uint32_t (*query_counter_info)(void *conn, void *query, uint32_t in_size,
+                                       struct pv2_out *out);
+        uint32_t (*query_counter_data)(void *conn, void *query, uint32_t in_size,
+                                       struct pv2_out *out);
+        uint32_t (*validate_counters)(void *conn, void *query, uint8_t *data,
+                                      uint32_t in_size, uint32_t add);
+};
+
+/*
+ * One server connection's protocol state: fragments in, PDUs out.  The
+ * transport (perflibd's event loop) owns the socket; this only turns bytes
+ * into bytes.  handlers must outlive the connection.  Owned by the caller
+ * (pv2_server_conn_free, which closes every query still open through
+ * handlers->close_query).
+ */
+struct pv2_server_conn;
+int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
+                        struct pv2_server_conn **ret);
+void pv2_server_conn_free(struct pv2_server_conn *c);
+
+/*
+ * Feeds received bytes.  Appends whatever must be sent in reply to *out
+ * (a growing malloc'd buffer of *out_len bytes, owned by the caller, which
+ * sends and frees it).  Returns 0, or -EPROTO when the peer broke the
+ * protocol so badly that the connection must be closed (after sending *out,
+ * which may hold a fault or bind_nak).  Never calls more than one handler at
+ * a time; a request is dispatched once its last fragment is in.
+ */
+int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t size,
+                         uint8_t **out, size_t *out_len);
+
+/* Number of query handles this connection holds open. */
+size_t pv2_server_conn_queries(const struct pv2_server_conn *c);
+
+/* ---- client side ---- */
+
+struct pv2_client;
+/*
+ * Connects and binds to the PerflibV2 interface.  unix: a socket path (the
+ * default is $PERFLIB_RUNTIME_DIR/perflibd.sock, see pl_runtime_dir).  tcp:
+ * host and port.  timeout_ms bounds every call (0: no bound).  The client is
+ * owned by the caller (pv2_client_free).  -ECONNREFUSED etc. from connect,
+ * -EPROTO when the server answered the bind with a bind_nak or garbage.
+ */
+int pv2_client_connect_unix(const char *path, int timeout_ms, struct pv2_client **ret);
+int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
+                           struct pv2_client **ret);
+void pv2_client_free(struct pv2_client *c);
+
+/*
+ * The eight methods.  Each returns the method's error_status_t, or, when
+ * the call itself failed, one of: ERROR_CONNECTION_ABORTED (0x4D4) when the
+ * connection broke or timed out, RPC_S_CALL_FAILED (0x6BE) with the fault
+ * status in *ret_fault (if not NULL) when the server answered with a fault.
+ * machine may be NULL (sent as an empty string).  *out's data is the
+ * caller's to free (pv2_out_done).
+ */
+#define PV2_RPC_S_CALL_FAILED           0x6BEu
+#define PV2_ERROR_CONNECTION_ABORTED    0x4D4u
+
+/* A context handle as it travels: 4 bytes of attributes, 16 of uuid. */
+struct pv2_handle {
+        uint8_t bytes[20];
+};
+
+uint32_t pv2_enumerate_counterset(struct pv2_client *c, const char *machine,
+                                  uint32_t in_size, struct pv2_out *out);
+uint32_t pv2_query_registration_info(struct pv2_client *c, const char *machine,
+                                     const GUID *counterset, uint32_t request_code,
+                                     uint32_t request_lcid, uint32_t in_size,
+                                     struct pv2_out *out);
+uint32_t pv2_enumerate_instances(struct pv2_client *c, const char *machine,
+                                 const GUID *counterset, uint32_t in_size,
+                                 struct pv2_out *out);
+uint32_t pv2_open_query(struct pv2_client *c, const char *machine, struct pv2_handle *ret);
+/* Sets *h to the null handle on success, as the server returns it. */
+uint32_t pv2_close_query(struct pv2_client *c, struct pv2_handle *h);
+uint32_t pv2_query_counter_info(struct pv2_client *c, const struct pv2_handle *h,
+                                uint32_t in_size, struct pv2_out *out);
+uint32_t pv2_query_counter_data(struct pv2_client *c, const struct pv2_handle *h,
+                                uint32_t in_size, struct pv2_out *out);
+/* data: in_size bytes, replaced by the server's returned buffer. */
+uint32_t pv2_validate_counters(struct pv2_client *c, const struct pv2_handle *h,
+                               uint8_t *data, uint32_t in_size, uint32_t add);
+/* The last fault status received (0 if none), for RPC_S_CALL_FAILED. */
+uint32_t pv2_client_last_fault(const struct pv2_client *c);
+
+#endif /* PCQ_PERFLIBV2_H */
