@@ -1,0 +1,193 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Interop: impacket, a DCE/RPC client nobody here wrote, talks PerflibV2
+# ([MS-PCQ]) to a real perflibd over TCP on 127.0.0.1, and tshark must
+# decode the capture as DCE/RPC with no malformed packet.
+#
+#   1. tests/interop/selftest.py: our impacket NDR definitions against NDR
+#      worked out by hand from the IDL (no server needed);
+#   2. interop-provider publishes known values; perflibd serves them from
+#      temporary runtime, registry and plugin directories;
+#   3. tests/interop/pcq_session.py runs every opnum and checks the answers;
+#   4. the capture of that session (dumpcap on lo) is decoded by tshark.
+#
+# Exit 77 (SKIP) when /usr/bin/python3 has no impacket or perflibd is not
+# built.  Capturing needs CAP_NET_RAW; without it step 4 is skipped with a
+# message, the rest still counts.
+set -u
+
+PY=/usr/bin/python3
+# No __pycache__ in the source tree (it may be read-only under distcheck).
+export PYTHONDONTWRITEBYTECODE=1
+here=$(cd "$(dirname "$0")" && pwd)
+interop="$here/interop"
+build="${top_builddir:-$(pwd)/..}"
+perflibd="$build/server-glue/perflibd"
+provider="$build/tests/interop/interop-provider"
+
+say() { printf '%s\n' "test-interop-impacket: $*"; }
+
+if ! "$PY" -c 'import impacket.dcerpc.v5.rpcrt' 2>/dev/null; then
+        say "SKIP: $PY has no impacket (Debian: apt install python3-impacket)"
+        exit 77
+fi
+
+# 1. Offline: the NDR definitions themselves.
+if ! "$PY" "$interop/selftest.py"; then
+        say "FAIL: the NDR self-test failed"
+        exit 1
+fi
+
+if [ ! -x "$perflibd" ]; then
+        say "SKIP: $perflibd is not built (the self-test above passed)"
+        exit 77
+fi
+if [ ! -x "$provider" ]; then
+        say "FAIL: $provider is not built"
+        exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/interop.XXXXXX") || exit 1
+mkdir -p "$tmp/run" "$tmp/registry" "$tmp/plugins"
+export PERFLIB_RUNTIME_DIR="$tmp/run" PERFLIB_REGISTRY_DIR="$tmp/registry" \
+       PERFLIB_PLUGIN_DIR="$tmp/plugins"
+unset PERFLIB_LISTEN_TCP
+
+provider_pid= perflibd_pid= cap_pid=
+cleanup() {
+        for pid in $cap_pid $perflibd_pid $provider_pid; do
+                kill "$pid" 2>/dev/null
+        done
+        wait 2>/dev/null
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Waits up to $2 tenths of a second for command $1 to succeed.
+wait_for() {
+        n=0
+        while ! eval "$1"; do
+                n=$((n + 1))
+                [ "$n" -ge "$2" ] && return 1
+                sleep 0.1
+        done
+        return 0
+}
+
+# A port nobody listens on now (the kernel picks it).
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+# 2. The provider, then the server.
+"$provider" >"$tmp/provider.log" 2>&1 &
+provider_pid=$!
+if ! wait_for 'grep -q "interop-provider: ready" "$tmp/provider.log"' 100; then
+        say "FAIL: interop-provider did not start:"
+        cat "$tmp/provider.log"
+        exit 1
+fi
+
+"$perflibd" --runtime-dir "$tmp/run" --registry-dir "$tmp/registry" \
+        --plugin-dir "$tmp/plugins" --listen-tcp "127.0.0.1:$port" \
+        >"$tmp/perflibd.log" 2>&1 &
+perflibd_pid=$!
+port_open() {
+        "$PY" -c 'import socket, sys
+s = socket.socket()
+s.settimeout(1)
+sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))))' "$port"
+}
+if ! wait_for 'port_open || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
+   ! kill -0 "$perflibd_pid" 2>/dev/null; then
+        say "FAIL: perflibd did not listen on 127.0.0.1:$port within 10 s:"
+        cat "$tmp/perflibd.log"
+        exit 1
+fi
+
+# 3 and 4: capture the session.
+cap="$tmp/session.pcapng"
+captured=0
+if command -v dumpcap >/dev/null 2>&1 && command -v tshark >/dev/null 2>&1; then
+        dumpcap -q -i lo -f "tcp port $port" -w "$cap" >"$tmp/dumpcap.log" 2>&1 &
+        cap_pid=$!
+        if wait_for 'grep -q "Capturing on" "$tmp/dumpcap.log" || ! kill -0 $cap_pid 2>/dev/null' 100 &&
+           kill -0 "$cap_pid" 2>/dev/null; then
+                captured=1
+        else
+                say "capture skipped: dumpcap cannot capture on lo here (needs CAP_NET_RAW):"
+                sed 's/^/    /' "$tmp/dumpcap.log"
+                cap_pid=
+        fi
+else
+        say "capture skipped: dumpcap/tshark not installed"
+fi
+
+rc=0
+say "session: $PY pcq_session.py 127.0.0.1 $port"
+(cd "$interop" && "$PY" pcq_session.py 127.0.0.1 "$port") || rc=1
+
+if [ "$captured" = 1 ]; then
+        # Give dumpcap a moment to write the last segments, then stop it.
+        sleep 0.5
+        kill -INT "$cap_pid" 2>/dev/null
+        wait "$cap_pid" 2>/dev/null
+        cap_pid=
+fi
+if ! kill -0 "$perflibd_pid" 2>/dev/null; then
+        say "FAIL: perflibd died during the session:"
+        rc=1
+fi
+kill "$perflibd_pid" 2>/dev/null
+wait "$perflibd_pid" 2>/dev/null
+perflibd_pid=
+kill "$provider_pid" 2>/dev/null
+wait "$provider_pid" 2>/dev/null
+provider_pid=
+if [ "$rc" != 0 ]; then
+        say "perflibd's log:"
+        sed 's/^/    /' "$tmp/perflibd.log"
+fi
+
+if [ "$captured" = 1 ]; then
+        decode="-d tcp.port==$port,dcerpc"
+        # shellcheck disable=SC2086
+        tshark -r "$cap" $decode -V >"$tmp/decoded.txt" 2>&1
+        frames=$(grep -c '^Frame [0-9]' "$tmp/decoded.txt")
+        bad=$(grep -c -e 'Malformed' -e 'Expert Info (Error' "$tmp/decoded.txt")
+        if [ "$bad" != 0 ]; then
+                say "FAIL: tshark finds $bad malformed/error item(s) in $frames frames:"
+                grep -n -B2 -e 'Malformed' -e 'Expert Info (Error' "$tmp/decoded.txt" | head -40
+                rc=1
+        else
+                say "PASS: tshark decodes $frames frames with nothing malformed"
+        fi
+        # shellcheck disable=SC2086
+        tshark -r "$cap" $decode -Y 'dcerpc.cn_bind_to_uuid == da5a86c5-12c2-4943-ab30-7f74a813d853' \
+                -T fields -e frame.number >"$tmp/bind.txt" 2>&1
+        if [ -s "$tmp/bind.txt" ]; then
+                say "PASS: tshark sees the bind to PerflibV2 da5a86c5-12c2-4943-ab30-7f74a813d853"
+        else
+                say "FAIL: tshark sees no bind to the PerflibV2 interface"
+                rc=1
+        fi
+        # shellcheck disable=SC2086
+        tshark -r "$cap" $decode -Y 'dcerpc.pkt_type == 0' -T fields -e dcerpc.opnum \
+                2>/dev/null | sort -n | uniq -c >"$tmp/opnums.txt"
+        for op in 0 1 2 3 4 5 6 7; do
+                if awk -v op="$op" '$2 == op { found = 1 } END { exit !found }' "$tmp/opnums.txt"; then
+                        say "PASS: tshark sees DCE/RPC requests for opnum $op"
+                else
+                        say "FAIL: tshark sees no DCE/RPC request for opnum $op"
+                        rc=1
+                fi
+        done
+        # shellcheck disable=SC2086
+        responses=$(tshark -r "$cap" $decode -Y 'dcerpc.pkt_type == 2' 2>/dev/null | wc -l)
+        # shellcheck disable=SC2086
+        faults=$(tshark -r "$cap" $decode -Y 'dcerpc.pkt_type == 3' 2>/dev/null | wc -l)
+        say "capture: $responses response(s), $faults fault(s) (one expected: the closed handle)"
+fi
+
+[ "$rc" = 0 ] && say "PASS" || say "FAIL"
+exit "$rc"
