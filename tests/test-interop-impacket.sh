@@ -23,7 +23,9 @@ export PYTHONDONTWRITEBYTECODE=1
 here=$(cd "$(dirname "$0")" && pwd)
 interop="$here/interop"
 build="${top_builddir:-$(pwd)/..}"
-perflibd="$build/server-glue/perflibd"
+# INTEROP_PERFLIBD: another server to run instead (interop/mock_perflibd.py
+# checks the harness itself).
+perflibd="${INTEROP_PERFLIBD:-$build/server-glue/perflibd}"
 provider="$build/tests/interop/interop-provider"
 
 say() { printf '%s\n' "test-interop-impacket: $*"; }
@@ -125,7 +127,8 @@ fi
 
 rc=0
 say "session: $PY pcq_session.py 127.0.0.1 $port"
-(cd "$interop" && "$PY" pcq_session.py 127.0.0.1 "$port") || rc=1
+# Bounded: a server that stops answering must fail the test, not hang it.
+(cd "$interop" && timeout 300 "$PY" pcq_session.py 127.0.0.1 "$port") || rc=1
 
 if [ "$captured" = 1 ]; then
         # Give dumpcap a moment to write the last segments, then stop it.
