@@ -26,6 +26,8 @@ import perflibv2 as p
 
 FAULT_CONTEXT_MISMATCH = 0x1C00001A
 FAULT_REMOTE_NO_MEMORY = 0x1C000002
+RPC_X_INVALID_BOUND = 0x6C6
+NCA_S_OP_RNG_ERROR = 0x1C010002
 
 
 class Fault(Exception):
@@ -103,6 +105,13 @@ def reg_info_buffer(guid, code, lcid):
     raise Fault(-p.ERROR_INVALID_PARAMETER)
 
 
+def in_range(n, top):
+    """[range(0, top)] in the IDL: the runtime refuses the call."""
+    if n > top:
+        raise Fault(RPC_X_INVALID_BOUND)
+    return n
+
+
 def sized_answer(make, n):
     """Fills a SizedBytesResponse by the pdwRtnSize rule."""
     r = p.SizedBytesResponse()
@@ -138,7 +147,7 @@ def op_enumerate(data):
     req = p.PerflibV2EnumerateCounterSet(data)
     guids = sorted((expect.SINGLE, expect.MULTI))
     r = p.PerflibV2EnumerateCounterSetResponse()
-    fits = req['dwInSize'] >= len(guids)
+    fits = in_range(req['dwInSize'], 256) >= len(guids)
     r['pdwOutSize'] = len(guids) if fits else 0
     r['pdwRtnSize'] = len(guids)
     r['lpData'] = [p.guid_field(g) for g in guids] if fits else []
@@ -158,7 +167,7 @@ def op_reg_info(data):
     def make():
         known(guid)
         return reg_info_buffer(guid, req['RequestCode'], req['RequestLCID'])
-    return sized_answer(make, req['dwInSize'])
+    return sized_answer(make, in_range(req['dwInSize'], 134217728))
 
 
 def op_instances(data):
@@ -169,7 +178,7 @@ def op_instances(data):
         known(guid)
         return b''.join(pad8(struct.pack('<LL', len(pad8(b'\0' * 8 + wz(n))), i) + wz(n))
                         for i, n in instances(guid))
-    return sized_answer(make, req['dwInSize'])
+    return sized_answer(make, in_range(req['dwInSize'], 67108864))
 
 
 def op_open(data):
@@ -217,7 +226,7 @@ def op_validate(data):
     buf = bytearray(p.array_bytes(req['lpData']))
     r = p.PerflibV2ValidateCountersResponse()
     r['lpData'] = list(buf)
-    if req['dwInSize'] < p.COUNTER_IDENTIFIER_SIZE:
+    if in_range(req['dwInSize'], 67108864) < p.COUNTER_IDENTIFIER_SIZE:
         r['ErrorCode'] = p.ERROR_INVALID_PARAMETER
         return r
     off = 0
@@ -236,7 +245,7 @@ def op_info(data):
     entries = queries.get(req['hQuery'])
     return sized_answer(lambda: b''.join(
         p.build_counter_identifier(g, c, i, index=n) for n, (g, c, i) in enumerate(entries)),
-        req['dwInSize'])
+        in_range(req['dwInSize'], 67108864))
 
 
 def cdata(guid, iid, cid):
@@ -293,7 +302,7 @@ def data_buffer(entries):
 def op_data(data):
     req = p.PerflibV2QueryCounterData(data)
     entries = queries.get(req['hQuery'])
-    return sized_answer(lambda: data_buffer(entries), req['dwInSize'])
+    return sized_answer(lambda: data_buffer(entries), in_range(req['dwInSize'], 1073741824))
 
 
 OPS = {0: op_enumerate, 1: op_reg_info, 2: op_instances, 3: op_open, 4: op_close,
@@ -311,6 +320,11 @@ class Server(rpcrt.DCERPCServer):
     def processRequest(self, data):
         """impacket's, plus a real fault PDU when a call raises Fault."""
         try:
+            # impacket's own fault for an unknown opnum lacks the 4 reserved
+            # bytes after the status, and tshark rightly calls it malformed.
+            if (rpcrt.MSRPCHeader(data)['type'] == rpcrt.MSRPC_REQUEST and
+                    rpcrt.MSRPCRequestHeader(data)['op_num'] not in OPS):
+                raise Fault(NCA_S_OP_RNG_ERROR)
             return rpcrt.DCERPCServer.processRequest(self, data)
         except Fault as f:
             code = f.code
