@@ -138,15 +138,29 @@ if [ "$captured" = 1 ]; then
         cap_pid=
 fi
 if ! kill -0 "$perflibd_pid" 2>/dev/null; then
-        say "FAIL: perflibd died during the session:"
+        say "FAIL: perflibd died during the session"
         rc=1
 fi
+# SIGTERM must stop both cleanly: exit 0 (or death by that very signal, which
+# systemd also counts as clean); anything else, e.g. a sanitizer's report,
+# fails the test.
 kill "$perflibd_pid" 2>/dev/null
-wait "$perflibd_pid" 2>/dev/null
+wait "$perflibd_pid"
+perflibd_rc=$?
 perflibd_pid=
 kill "$provider_pid" 2>/dev/null
-wait "$provider_pid" 2>/dev/null
+wait "$provider_pid"
+provider_rc=$?
 provider_pid=
+if [ "$perflibd_rc" != 0 ] && [ "$perflibd_rc" != 143 ]; then
+        say "FAIL: perflibd exited with status $perflibd_rc on SIGTERM"
+        rc=1
+fi
+if [ "$provider_rc" != 0 ]; then
+        say "FAIL: interop-provider exited with status $provider_rc:"
+        sed 's/^/    /' "$tmp/provider.log"
+        rc=1
+fi
 if [ "$rc" != 0 ]; then
         say "perflibd's log:"
         sed 's/^/    /' "$tmp/perflibd.log"
