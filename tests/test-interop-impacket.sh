@@ -15,6 +15,9 @@
 # Exit 77 (SKIP) when /usr/bin/python3 has no impacket or perflibd is not
 # built.  Capturing needs CAP_NET_RAW; without it step 4 is skipped with a
 # message, the rest still counts.
+#
+# wait_for's commands are single-quoted on purpose (evaluated on each try):
+# shellcheck disable=SC2016
 set -u
 
 PY=/usr/bin/python3
@@ -56,7 +59,8 @@ export PERFLIB_RUNTIME_DIR="$tmp/run" PERFLIB_REGISTRY_DIR="$tmp/registry" \
        PERFLIB_PLUGIN_DIR="$tmp/plugins"
 unset PERFLIB_LISTEN_TCP
 
-provider_pid= perflibd_pid= cap_pid=
+provider_pid='' perflibd_pid='' cap_pid=''
+# shellcheck disable=SC2317 # (run by the trap)
 cleanup() {
         for pid in $cap_pid $perflibd_pid $provider_pid; do
                 kill "$pid" 2>/dev/null
@@ -67,7 +71,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# Waits up to $2 tenths of a second for command $1 to succeed.
+# Waits up to $2 tenths of a second for command $1 to succeed; $1 is
+# evaluated each time, so it is written in single quotes.
 wait_for() {
         n=0
         while ! eval "$1"; do
@@ -94,6 +99,7 @@ fi
         --plugin-dir "$tmp/plugins" --listen-tcp "127.0.0.1:$port" \
         >"$tmp/perflibd.log" 2>&1 &
 perflibd_pid=$!
+# shellcheck disable=SC2317 # (run through wait_for's eval)
 port_open() {
         "$PY" -c 'import socket, sys
 s = socket.socket()
@@ -208,5 +214,9 @@ if [ "$captured" = 1 ]; then
         say "capture: $responses response(s), $faults fault(s) (expected: the closed handle and the refused requests)"
 fi
 
-[ "$rc" = 0 ] && say "PASS" || say "FAIL"
+if [ "$rc" = 0 ]; then
+        say "PASS"
+else
+        say "FAIL"
+fi
 exit "$rc"
