@@ -16,6 +16,11 @@
  *     1 Value       PERF_COUNTER_RAWCOUNT         1000 + id
  *     2 Big         PERF_COUNTER_LARGE_RAWCOUNT   (id << 40) | 7
  *
+ *   "Interop Many" {5e6f7081-92a3-4b4c-8d5e-6f708192a3b4}, multiple
+ *   instances "inst-000" 0 ... "inst-299" 299, enough that the answers
+ *   (and ValidateCounters requests) span several DCE/RPC fragments:
+ *     1 Id          PERF_COUNTER_RAWCOUNT         the instance id
+ *
  * It prints "interop-provider: ready" once everything is published and runs
  * until SIGINT or SIGTERM.
  */
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include <perflib.h>
 
@@ -37,6 +43,11 @@ static const GUID SingleGuid = {
 static const GUID MultiGuid = {
         0x0a1b2c3d, 0x4e5f, 0x4061, { 0x82, 0x73, 0x94, 0xa5, 0xb6, 0xc7, 0xd8, 0xe9 }
 };
+
+static const GUID ManyGuid = {
+        0x5e6f7081, 0x92a3, 0x4b4c, { 0x8d, 0x5e, 0x6f, 0x70, 0x81, 0x92, 0xa3, 0xb4 }
+};
+#define MANY_INSTANCES 300
 
 #define FIXED32 42u
 #define FIXED64 0x0123456789abcdefULL
@@ -71,6 +82,18 @@ static struct {
         },
 };
 
+static struct {
+        PERF_COUNTERSET_INFO CounterSet;
+        PERF_COUNTER_INFO Counters[1];
+} ManyTemplate = {
+        { { 0x5e6f7081, 0x92a3, 0x4b4c, { 0x8d, 0x5e, 0x6f, 0x70, 0x81, 0x92, 0xa3, 0xb4 } },
+          { 0x3c9d8e7f, 0x6a5b, 0x4c4d, { 0x9e, 0x3f, 0x2a, 0x1b, 0x0c, 0x9d, 0x8e, 0x7f } },
+          1, PERF_COUNTERSET_MULTI_INSTANCES },
+        {
+                { 1, PERF_COUNTER_RAWCOUNT, 0, sizeof(ULONG), PERF_DETAIL_NOVICE, 0, 0 },
+        },
+};
+
 /* What ctrpp's resource output would hold for the same manifest. */
 #define COUNTER(i, t, a, sz, lvl, nm, desc) { \
         .id = (i), .type = (t), .attrib = (a), .size = (sz), .detail_level = (lvl), \
@@ -97,6 +120,10 @@ static const struct ctrpp_counter_desc multi_counters[] = {
                 "Big", "The instance id shifted left by 40, or 7"),
 };
 
+static const struct ctrpp_counter_desc many_counters[] = {
+        COUNTER(1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, "Id", "The instance id"),
+};
+
 static const struct ctrpp_counterset_desc countersets[] = {
         {
                 .guid = { 0x6f1e2d3c, 0x4b5a, 0x4978, { 0x86, 0x95, 0xa4, 0xb3, 0xc2, 0xd1, 0xe0, 0xf9 } },
@@ -114,6 +141,14 @@ static const struct ctrpp_counterset_desc countersets[] = {
                 .name = "Interop Multi", .description = "Three instances with fixed values",
                 .instances = "multiple",
         },
+        {
+                .guid = { 0x5e6f7081, 0x92a3, 0x4b4c, { 0x8d, 0x5e, 0x6f, 0x70, 0x81, 0x92, 0xa3, 0xb4 } },
+                .instance_type = PERF_COUNTERSET_MULTI_INSTANCES,
+                .name_id = CTRPP_NO_ID, .description_id = CTRPP_NO_ID,
+                .n_counters = 1, .counters = many_counters,
+                .name = "Interop Many", .description = "Enough instances to need several fragments",
+                .instances = "multiple",
+        },
 };
 
 static const struct ctrpp_provider_desc description = {
@@ -121,7 +156,7 @@ static const struct ctrpp_provider_desc description = {
         .size = sizeof(struct ctrpp_provider_desc),
         .guid = { 0x3c9d8e7f, 0x6a5b, 0x4c4d, { 0x9e, 0x3f, 0x2a, 0x1b, 0x0c, 0x9d, 0x8e, 0x7f } },
         .resource_base = CTRPP_NO_ID,
-        .n_countersets = 2, .countersets = countersets,
+        .n_countersets = 3, .countersets = countersets,
         .name = "InteropProvider", .symbol = "InteropProvider",
         .schema_version = "1.1", .manifest = "interop-provider.man",
 };
@@ -166,6 +201,23 @@ static int start_multi(void)
         return 0;
 }
 
+static int start_many(void)
+{
+        for (ULONG id = 0; id < MANY_INSTANCES; id++) {
+                wchar_t name[16];
+                PPERF_COUNTERSET_INSTANCE inst;
+
+                swprintf(name, sizeof(name) / sizeof(name[0]), L"inst-%03lu", (unsigned long) id);
+                inst = PerfCreateInstance(provider, &ManyGuid, name, id);
+                if (!inst)
+                        return check(GetLastError(), "PerfCreateInstance(many)");
+                if (check(PerfSetULongCounterValue(provider, inst, 1, id),
+                          "PerfSetULongCounterValue") < 0)
+                        return -1;
+        }
+        return 0;
+}
+
 static int start(void)
 {
         if (check(PerfStartProvider(&ProviderGuid, NULL, &provider), "PerfStartProvider") < 0)
@@ -177,7 +229,9 @@ static int start(void)
         if (check(PerfSetCounterSetInfo(provider, &SingleTemplate.CounterSet,
                                         sizeof(SingleTemplate)), "PerfSetCounterSetInfo(single)") < 0 ||
             check(PerfSetCounterSetInfo(provider, &MultiTemplate.CounterSet,
-                                        sizeof(MultiTemplate)), "PerfSetCounterSetInfo(multi)") < 0)
+                                        sizeof(MultiTemplate)), "PerfSetCounterSetInfo(multi)") < 0 ||
+            check(PerfSetCounterSetInfo(provider, &ManyTemplate.CounterSet,
+                                        sizeof(ManyTemplate)), "PerfSetCounterSetInfo(many)") < 0)
                 return -1;
         single = PerfCreateInstance(provider, &SingleGuid, L"_Default", 0);
         if (!single)
@@ -188,7 +242,7 @@ static int start(void)
             check(PerfSetCounterRefValue(provider, single, 4, &byref_value),
                   "PerfSetCounterRefValue") < 0)
                 return -1;
-        return start_multi();
+        return start_multi() < 0 ? -1 : start_many();
 }
 
 int main(void)

@@ -50,13 +50,15 @@ T0 = time.monotonic()
 def instances(guid):
     if guid == expect.SINGLE:
         return [(0, '_Default')]
-    return list(expect.INSTANCES)
+    return list(expect.MANY_INSTANCES if guid == expect.MANY else expect.INSTANCES)
 
 
 def value(guid, iid, cid):
     if guid == expect.SINGLE:
         return {1: expect.FIXED32, 2: expect.FIXED64, 4: expect.BYREF64,
                 3: int((time.monotonic() - T0) * 100) & 0xFFFFFFFF}[cid]
+    if guid == expect.MANY:
+        return iid
     return 1000 + iid if cid == 1 else (iid << 40) | 7
 
 
@@ -145,7 +147,7 @@ queries = Queries()
 
 def op_enumerate(data):
     req = p.PerflibV2EnumerateCounterSet(data)
-    guids = sorted((expect.SINGLE, expect.MULTI))
+    guids = sorted(expect.COUNTERSETS)
     r = p.PerflibV2EnumerateCounterSetResponse()
     fits = in_range(req['dwInSize'], 256) >= len(guids)
     r['pdwOutSize'] = len(guids) if fits else 0
@@ -316,6 +318,48 @@ class Server(rpcrt.DCERPCServer):
         self.setListenPort(port)
         self.addCallbacks(('da5a86c5-12c2-4943-ab30-7f74a813d853', '1.0'), '',
                           {n: (lambda d, f=f: f(d).getData()) for n, f in OPS.items()})
+
+    def send(self, data):
+        """Fragments of at most 4280 bytes, each with its own frag_len
+        (impacket's keeps the whole PDU's)."""
+        stub, off = data['pduData'], 0
+        data['alloc_hint'] = len(stub)
+        while True:
+            chunk = stub[off:off + 4096]
+            flags = rpcrt.PFC_FIRST_FRAG if off == 0 else 0
+            off += len(chunk)
+            if off >= len(stub):
+                flags |= rpcrt.PFC_LAST_FRAG
+            data['flags'] = flags
+            data['pduData'] = chunk
+            data['frag_len'] = len(data.get_packet())
+            self._clientSock.sendall(data.get_packet())
+            if off >= len(stub):
+                return
+
+    def recv(self):
+        """One whole PDU: impacket's keeps only the last fragment's."""
+        first, stub = None, b''
+        while True:
+            data = self._clientSock.recv(rpcrt.MSRPCRespHeader._SIZE)
+            if not data:
+                return None
+            head = rpcrt.MSRPCRespHeader(data)
+            while len(data) < head['frag_len']:
+                more = self._clientSock.recv(head['frag_len'] - len(data))
+                if not more:
+                    return None
+                data += more
+            head = rpcrt.MSRPCRespHeader(data)
+            if head['type'] != rpcrt.MSRPC_REQUEST:
+                return data
+            first = first or head
+            stub += head['pduData']
+            if head['flags'] & rpcrt.PFC_LAST_FRAG:
+                first['flags'] |= rpcrt.PFC_LAST_FRAG
+                first['pduData'] = stub
+                first['frag_len'] = len(first.getData())
+                return first.getData()
 
     def processRequest(self, data):
         """impacket's, plus a real fault PDU when a call raises Fault."""

@@ -25,6 +25,8 @@ PROVIDER_GUID = '3c9d8e7f-6a5b-4c4d-9e3f-2a1b0c9d8e7f'
 PROVIDER_NAME = 'InteropProvider'
 SINGLE = '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9'
 MULTI = '0a1b2c3d-4e5f-4061-8273-94a5b6c7d8e9'
+MANY = '5e6f7081-92a3-4b4c-8d5e-6f708192a3b4'
+MANY_INSTANCES = [(i, 'inst-%03d' % i) for i in range(300)]
 UNKNOWN = '00112233-4455-6677-8899-aabbccddeeff'
 FIXED32, FIXED64, BYREF64 = 42, 0x0123456789abcdef, 0xfeedface12345678
 INSTANCES = [(1, 'alpha'), (2, 'beta'), (3, 'gamma')]
@@ -50,6 +52,13 @@ COUNTERSETS = {
         'counters': {
             1: (RAWCOUNT, 0, NOVICE, 'Value', '1000 plus the instance id'),
             2: (LARGE_RAWCOUNT, 0, NOVICE, 'Big', 'The instance id shifted left by 40, or 7'),
+        },
+    },
+    MANY: {
+        'name': 'Interop Many', 'help': 'Enough instances to need several fragments',
+        'instance_type': 2,
+        'counters': {
+            1: (RAWCOUNT, 0, NOVICE, 'Id', 'The instance id'),
         },
     },
 }
@@ -131,7 +140,7 @@ def enumerate_countersets(c):
         r['dwInSize'] = n
         return r
     guids = [p.guid_text(g['Data']) for g in c.sized('EnumerateCounterSet', make, 2, guids=True)]
-    for g in (SINGLE, MULTI):
+    for g in COUNTERSETS:
         check(g in guids, 'EnumerateCounterSet lists %s' % g, guids)
     check(len(set(guids)) == len(guids), 'EnumerateCounterSet lists each GUID once', guids)
 
@@ -285,6 +294,11 @@ def validate_expect(c, h, what, cases, add=True):
     got = p.parse_counter_identifiers(back, problems)
     check(len(got) == len(cases) and not problems,
           'ValidateCounters %s: %d identifiers back' % (what, len(cases)), (got, problems))
+    if len(cases) > 8:
+        wrong = [(key, hex(ident['Status'])) for (key, want), ident in zip(cases, got)
+                 if ident['Status'] != want]
+        check(not wrong, 'ValidateCounters %s: every Status as expected' % what, wrong[:5])
+        return
     for (key, want), ident in zip(cases, got):
         check(ident['Status'] == want,
               'ValidateCounters %s: %s counter 0x%x "%s" Status 0x%x'
@@ -348,16 +362,17 @@ def query_data(c, h, idents, label):
           'QueryCounterData %s: dwTotalSize and dwNumCounter (= QueryCounterInfo entries)' % label,
           head)
     by_index = {i['Index']: i for i in idents}
-    values = {}
+    values, wrong = {}, []
     for n, b in enumerate(blocks):
         ident = by_index.get(n)
-        check(ident is not None and b['dwStatus'] == 0 and b['dwType'] != p.PERF_ERROR_RETURN,
-              'QueryCounterData %s: block %d (type %d) matches identifier Index %d, no error'
-              % (label, n, b['dwType'], n), (b, ident))
-        if ident is None:
+        if ident is None or b['dwStatus'] != 0 or b['dwType'] == p.PERF_ERROR_RETURN:
+            wrong.append((n, b, ident))
             continue
         for inst, cid, v in p.block_values(b, ident):
             values[(ident['CounterSetGuid'], inst, cid)] = v
+    check(not wrong, 'QueryCounterData %s: each block n has an identifier with Index n, '
+          'and no block is an error (types %s)'
+          % (label, sorted(set(b['dwType'] for b in blocks))), wrong[:3])
     return head, values
 
 
@@ -437,6 +452,25 @@ def closed_handle(c, h):
         check(True, 'QueryCounterData on the closed handle faults (%s)' % e)
 
 
+def large(c):
+    """Answers and a request bigger than one fragment (impacket offers 4280
+    bytes): the server must fragment and reassemble."""
+    buf = c.sized('EnumerateCounterSetInstances many', lambda n: instances_call(MANY, n))
+    got = sorted(p.parse_instances(buf))
+    check(got == MANY_INSTANCES and len(buf) > 8192,
+          'EnumerateCounterSetInstances many: 300 instances in %d bytes' % len(buf), got[:5])
+    h = open_query(c)
+    cases = [((MANY, 1, name), 0) for _, name in MANY_INSTANCES]
+    validate_expect(c, h, 'add 300 (a %d-byte request)' % (
+        len(cases) * len(p.build_counter_identifier(MANY, 1, 'inst-000'))), cases)
+    idents = counter_info(c, h)
+    _, values = query_data(c, h, idents, 'many')
+    got = sorted((i, v) for (g, i, cid), v in values.items() if g == MANY and cid == 1)
+    want = sorted((name, iid) for iid, name in MANY_INSTANCES)
+    check(got == want, 'QueryCounterData many: 300 values, each its instance id', got[:5])
+    close_query(c, h)
+
+
 class RawCall(NDRCALL):
     """Any opnum with any stub bytes: for requests the IDL forbids."""
     opnum = 0
@@ -498,10 +532,11 @@ def main(argv):
         return 1
     check(True, 'bind to PerflibV2 da5a86c5-12c2-4943-ab30-7f74a813d853 v1.0 (no auth)')
     check.step('EnumerateCounterSet', enumerate_countersets, c)
-    for g in (SINGLE, MULTI):
+    for g in COUNTERSETS:
         check.step('QueryCounterSetRegistrationInfo %s' % g, registration, c, g)
     check.step('QueryCounterSetRegistrationInfo errors', registration_errors, c)
     check.step('EnumerateCounterSetInstances', enumerate_instances, c)
+    check.step('large', large, c)
     h = check.step('OpenQueryHandle', open_query, c)
     if h is not None:
         check.step('ValidateCounters add', add_counters, c, h)
