@@ -22,11 +22,13 @@
 #include "fake-ns.h"
 #include "pcq-buf.h"
 #include "pcq-core.h"
+#include "pcq-internal.h"
 #include "pcq-query.h"
 
 static const struct pv2_handlers *H = &pcq_core_handlers;
 
-static const GUID g_prov = { 0x11111111, 0x2222, 0x3333, { 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb } };
+static const GUID g_prov = { 0x11111111, 0x2222, 0x3333,
+                             { 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb } };
 static const GUID g_multi = { 0xa0000001, 0x0102, 0x0304, { 1, 2, 3, 4, 5, 6, 7, 8 } };
 static const GUID g_single = { 0xa0000002, 0x0102, 0x0304, { 1, 2, 3, 4, 5, 6, 7, 8 } };
 static const GUID g_installed = { 0xa0000003, 0x0102, 0x0304, { 1, 2, 3, 4, 5, 6, 7, 8 } };
@@ -665,6 +667,7 @@ static void enumerate_instances(void **state)
         assert_int_equal(ev[0].size, sizeof(wchar_t));
         assert_memory_equal(ev[0].buffer, empty, sizeof(wchar_t));
         assert_int_equal(ev[1].kind, FAKE_SNAPSHOT);
+        assert_int_equal(ev[1].code, 0);        /* names only: no collect */
         fake_ns_clear_events(fx->ns);
 
         assert_int_equal(H->enumerate_instances(&fx->s, (const uint16_t *) u"host", &g_multi,
@@ -1268,13 +1271,14 @@ static void validate_garbage(void **state)
                 }
                 uint32_t e = H->validate_counters(&fx->s, fx->q, buf, size, round % 3 != 0);
                 assert_true(e == ERROR_SUCCESS || e == ERROR_INVALID_PARAMETER);
-                for (off = 0; e == ERROR_SUCCESS && off + 40 <= size; off += get32(buf + off + 20)) {
+                for (off = 0; e == ERROR_SUCCESS && off + 40 <= size;
+                     off += get32(buf + off + 20)) {
                         uint32_t st = get32(buf + off + 16);
 
                         assert_true(st == 0 || st == ERROR_WMI_GUID_NOT_FOUND ||
-                                    st == ERROR_WMI_ITEMID_NOT_FOUND || st == ERROR_PATH_NOT_FOUND ||
-                                    st == ERROR_ALREADY_EXISTS || st == ERROR_INVALID_PARAMETER ||
-                                    st == ERROR_OUTOFMEMORY);
+                                    st == ERROR_WMI_ITEMID_NOT_FOUND ||
+                                    st == ERROR_PATH_NOT_FOUND || st == ERROR_ALREADY_EXISTS ||
+                                    st == ERROR_INVALID_PARAMETER || st == ERROR_OUTOFMEMORY);
                 }
         }
         assert_int_equal(H->query_counter_info(&fx->s, fx->q, PV2_MAX_COUNTER_INFO_BYTES, &o),
@@ -1383,7 +1387,41 @@ static void buf_overflow(void **state)
         /* GUIDs are little-endian in their first three fields. */
         pcq_buf_write(&b, (uint8_t[16]){ 0 }, 16);
         pcq_buf_guid(&b, &g_prov);
-        assert_memory_equal(b.data, "\x11\x11\x11\x11\x22\x22\x33\x33\x44\x55\x66\x77\x88\x99\xaa\xbb", 16);
+        assert_memory_equal(b.data, "\x11\x11\x11\x11\x22\x22\x33\x33"
+                                    "\x44\x55\x66\x77\x88\x99\xaa\xbb", 16);
+}
+
+static void put_bytes(struct pcq_buf *b, const void *ctx)
+{
+        pcq_buf_zero(b, *(const size_t *) ctx);
+}
+
+/* The pdwRtnSize rule at its edges, and results no dwInSize could hold. */
+static void emit_limits(void **state)
+{
+        struct pv2_out o;
+        size_t n = 24;
+
+        (void) state;
+        assert_int_equal(pcq_emit(put_bytes, &n, 24, 24, &o), ERROR_SUCCESS);
+        assert_int_equal(o.out_size, 24);
+        assert_int_equal(o.rtn_size, 24);
+        out_done(&o);
+        o = (struct pv2_out){ 0 };
+        assert_int_equal(pcq_emit(put_bytes, &n, 23, 24, &o), ERROR_NOT_ENOUGH_MEMORY);
+        assert_int_equal(o.out_size, 0);
+        assert_int_equal(o.rtn_size, 24);
+        assert_null(o.data);
+        /* Above the IDL's bound on dwInSize: an error, never a truncated buffer. */
+        o = (struct pv2_out){ 0 };
+        assert_int_equal(pcq_emit(put_bytes, &n, 24, 23, &o), ERROR_OUTOFMEMORY);
+        assert_int_equal(o.out_size, 0);
+        assert_int_equal(o.rtn_size, 0);
+        assert_null(o.data);
+        n = 0;
+        assert_int_equal(pcq_emit(put_bytes, &n, 0, 24, &o), ERROR_SUCCESS);
+        assert_int_equal(o.out_size, 0);
+        assert_null(o.data);
 }
 
 int main(void)
@@ -1415,6 +1453,7 @@ int main(void)
                 cmocka_unit_test(buf_strings),
                 cmocka_unit_test(buf_utf16_to_wcs),
                 cmocka_unit_test(buf_overflow),
+                cmocka_unit_test(emit_limits),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
