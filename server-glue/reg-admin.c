@@ -244,6 +244,17 @@ static GUID guid_of(const struct ctrpp_guid *d)
         return g;
 }
 
+/* The installed entry of provider g, or NULL (also when its file does not load). */
+static const struct reg_entry *installed_entry(const struct installed *in, const GUID *g)
+{
+        for (size_t i = 0; i < in->n_entries; i++) {
+                GUID p = guid_of(&in->entries[i].desc->guid);
+                if (memcmp(&p, g, sizeof(p)) == 0)
+                        return &in->entries[i];
+        }
+        return NULL;
+}
+
 /* The installed entry that has counterset g, or NULL. */
 static const struct reg_entry *installed_counterset(const struct installed *in, const GUID *g)
 {
@@ -377,9 +388,11 @@ static size_t report_conflicts(const struct regadm *a, const char *manifest,
                 const struct reg_file *f = installed_file(in, &p->guid);
                 reg_guid_format(&p->guid, g);
                 if (f) {
-                        say(a, "%s: provider %s (%s) is already installed, as %s/%s; "
+                        const struct reg_entry *e = installed_entry(in, &p->guid);
+                        say(a, "%s: provider %s (%s) is already installed (%s/%s%s%s); "
                             "uninstall it first with unlodctr /G:%s", manifest, g, p->name,
-                            a->dir, f->name, g);
+                            a->dir, f->name, e && e->source ? ", from " : "",
+                            e && e->source ? e->source : "", g);
                         n++;
                 }
                 for (size_t j = 0; j < p->n_countersets; j++) {
