@@ -69,9 +69,11 @@ static int make_dirs(const char *dir)
                         break;
                 *s = '/';
         }
-        if (r == 0 && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
-                r = errno ? -errno : -ENOTDIR;
         free(p);
+        if (r == 0 && stat(dir, &st) < 0)
+                r = -errno;
+        else if (r == 0 && !S_ISDIR(st.st_mode))
+                r = -ENOTDIR;
         return r;
 }
 
@@ -80,6 +82,7 @@ static bool info_has_manifest(int dfd, const char *name)
 {
         size_t len = strlen(name), sfx = strlen(REG_INFO_SUFFIX);
         char man[NAME_MAX + 1];
+        struct stat st;
         GUID g;
 
         if (len != REG_GUID_TEXT_MAX - 1 + sfx || strcmp(name + len - sfx, REG_INFO_SUFFIX) != 0)
@@ -89,7 +92,7 @@ static bool info_has_manifest(int dfd, const char *name)
         if (!pm_parse_guid(man, &g))
                 return true;
         strcat(man, REG_MAN_SUFFIX);
-        return faccessat(dfd, man, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+        return fstatat(dfd, man, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
 /*
