@@ -364,6 +364,8 @@ static int parse_installed(const struct loader *l, const char *path, struct pm_m
         r = reg_read_file(path, REG_MANIFEST_MAX, true, &text, &size);
         if (r == -ENOMEM)
                 return r;
+        if (r == -ENOENT)
+                return 1;       /* unlodctr removed it since it was listed: not worth a word */
         if (r < 0) {
                 warnf(l, "%s: skipped, cannot read it: %s", path, strerror(-r));
                 return 1;
@@ -379,8 +381,10 @@ static int parse_installed(const struct loader *l, const char *path, struct pm_m
         } else if (r < 0 || pm_diags_failed(d)) {
                 warn_diag(l, path, d);
                 r = 1;
-        } else
-                *ret = m, m = NULL;
+        } else {
+                *ret = m;
+                m = NULL;
+        }
         pm_manifest_free(m);
         pm_diags_free(d);
         return r;
