@@ -49,7 +49,10 @@ static void print_warning(const char *msg, void *userdata)
 
 /* ---- the directory and its lock ---- */
 
-/* mkdir -p, 0755 (as the umask allows). */
+/*
+ * mkdir -p.  The directories made are 0755 whatever the umask: perflibd
+ * may run as another user and must read the registry.
+ */
 static int make_dirs(const char *dir)
 {
         char *p = strdup(dir);
@@ -63,7 +66,9 @@ static int make_dirs(const char *dir)
                 if (*s != '/' && !end)
                         continue;
                 *s = '\0';
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                if (mkdir(p, 0755) == 0)
+                        (void) chmod(p, 0755);
+                else if (errno != EEXIST)
                         r = -errno;
                 if (end)
                         break;
@@ -115,6 +120,13 @@ static void remove_leftovers(const char *dir)
         closedir(d);
 }
 
+/* For a registry the user may not write, such as the system's without root. */
+static const char *hint(int r)
+{
+        return r == -EACCES || r == -EPERM || r == -EROFS
+               ? " (choose another one with --registry-dir or $PERFLIB_REGISTRY_DIR)" : "";
+}
+
 static int open_lock(struct regadm *a, bool create)
 {
         char *path;
@@ -129,9 +141,7 @@ static int open_lock(struct regadm *a, bool create)
         }
         if (fd < 0) {
                 r = -errno;
-                say(a, "cannot lock the registry %s: %s%s", path, strerror(-r),
-                    r == -EACCES || r == -EROFS
-                    ? " (choose another one with --registry-dir or $PERFLIB_REGISTRY_DIR)" : "");
+                say(a, "cannot lock the registry %s: %s%s", path, strerror(-r), hint(r));
                 free(path);
                 return r;
         }
@@ -162,7 +172,7 @@ int regadm_lock(struct regadm *a, bool create)
                         return r;
         }
         if (create && (r = make_dirs(a->dir)) < 0) {
-                say(a, "cannot create the registry %s: %s", a->dir, strerror(-r));
+                say(a, "cannot create the registry %s: %s%s", a->dir, strerror(-r), hint(r));
                 return r;
         }
         if ((r = open_lock(a, create)) < 0)
@@ -643,7 +653,7 @@ static int remove_one(const struct regadm *a, const struct target *t, const stru
         if (unlink(info) < 0 && errno != ENOENT)
                 say(a, "warning: %s: %s (harmless: lodctr removes it next time)", info,
                     strerror(errno));
-        printf("%s: removed provider %s%s%s%s (%s%s%s)\n", a->prog, g,
+        printf("%s: removed provider %s%s%s%s: %s%s%s\n", a->prog, g,
                t->name ? " (" : "", t->name ? t->name : "", t->name ? ")" : "", man,
                source ? ", installed from " : "", source ? source : "");
 done:

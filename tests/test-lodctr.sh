@@ -192,5 +192,19 @@ wait
 [ "$(installed)" -eq 0 ] || fail "$(installed) left after concurrent removals"
 ls -A "$reg" | grep -q '^\.lodctr\.' && fail "temporary files left behind"
 
+# ---- no root needed ----
+# Run as root (a container, CI), the install and removal are also done as
+# nobody, in a registry nobody owns.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+        nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+        chmod 755 "$tmp"
+        mkdir "$tmp/nobody" && chown 65534:65534 "$tmp/nobody"
+        cp "$usermode" "$tmp/usermode.man" && chmod 644 "$tmp/usermode.man"
+        run 0 $nobody "$lodctr" --registry-dir "$tmp/nobody/registry" /M:"$tmp/usermode.man"
+        [ "$(stat -c %U "$tmp/nobody/registry/$ab8e.man")" != root ] || fail "nobody's install is root's"
+        run 0 $nobody "$unlodctr" --registry-dir "$tmp/nobody/registry" /P:Counters
+        [ ! -e "$tmp/nobody/registry/$ab8e.man" ] || fail "nobody's removal left the manifest"
+fi
+
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]
