@@ -314,6 +314,10 @@ struct loader {
         void *userdata;
         struct reg_entry *entries;      /* those loaded so far */
         size_t n;
+        size_t *from;                   /* per entry: its index in prev, SIZE_MAX when parsed */
+        struct reg_entry *prev;         /* reg_reload's, the caller's until it succeeds */
+        size_t n_prev;
+        size_t next_prev;               /* where the walk over prev is */
 };
 
 static void warnf(const struct loader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -407,43 +411,47 @@ static void entry_clear(struct reg_entry *e)
         *e = (struct reg_entry) { 0 };
 }
 
-static bool same_guid(const struct ctrpp_guid *d, const GUID *g)
-{
-        return d->data1 == g->Data1 && d->data2 == g->Data2 && d->data3 == g->Data3 &&
-               memcmp(d->data4, g->Data4, sizeof(d->data4)) == 0;
-}
-
 /* The entry loaded earlier that has a counterset of this GUID, or NULL. */
-static const struct reg_entry *counterset_owner(const struct loader *l, const GUID *g)
+static const struct reg_entry *counterset_owner(const struct loader *l,
+                                                const struct ctrpp_guid *g)
 {
         for (size_t i = 0; i < l->n; i++) {
                 const struct ctrpp_provider_desc *d = l->entries[i].desc;
                 for (uint32_t j = 0; j < d->n_countersets; j++)
-                        if (same_guid(&d->countersets[j].guid, g))
+                        if (memcmp(&d->countersets[j].guid, g, sizeof(*g)) == 0)
                                 return &l->entries[i];
         }
         return NULL;
 }
 
-/* 1 (with a warning) when p repeats a GUID an earlier entry has. */
-static int check_unique(const struct loader *l, const char *path, const struct pm_provider *p)
+static void format_guid(const struct ctrpp_guid *d, char text[REG_GUID_TEXT_MAX])
 {
+        GUID g = { .Data1 = d->data1, .Data2 = d->data2, .Data3 = d->data3 };
+
+        memcpy(g.Data4, d->data4, sizeof(g.Data4));
+        reg_guid_format(&g, text);
+}
+
+/* 1 (with a warning) when e repeats a GUID an entry accepted before it has. */
+static int check_unique(const struct loader *l, const struct reg_entry *e)
+{
+        const struct ctrpp_provider_desc *d = e->desc;
         char text[REG_GUID_TEXT_MAX];
 
         for (size_t i = 0; i < l->n; i++)
-                if (same_guid(&l->entries[i].desc->guid, &p->guid)) {
-                        reg_guid_format(&p->guid, text);
+                if (memcmp(&l->entries[i].desc->guid, &d->guid, sizeof(d->guid)) == 0) {
+                        format_guid(&d->guid, text);
                         warnf(l, "%s: skipped, provider %s is installed twice (also %s)",
-                              path, text, l->entries[i].file);
+                              e->file, text, l->entries[i].file);
                         return 1;
                 }
-        for (size_t i = 0; i < p->n_countersets; i++) {
-                const struct pm_counterset *cs = &p->countersets[i];
+        for (uint32_t i = 0; i < d->n_countersets; i++) {
+                const struct ctrpp_counterset_desc *cs = &d->countersets[i];
                 const struct reg_entry *o = counterset_owner(l, &cs->guid);
                 if (o) {
-                        reg_guid_format(&cs->guid, text);
+                        format_guid(&cs->guid, text);
                         warnf(l, "%s: skipped, its counterset %s (%s) is already installed by %s",
-                              path, text, cs->name ? cs->name : "?", o->file);
+                              e->file, text, cs->name ? cs->name : "?", o->file);
                         return 1;
                 }
         }
@@ -454,93 +462,208 @@ static int check_unique(const struct loader *l, const char *path, const struct p
  * The sidecar's values; a broken sidecar is warned about and ignored (the
  * manifest alone still describes the provider).
  */
-static int load_info(const struct loader *l, const GUID *g, struct reg_entry *e)
+static int load_info(const struct loader *l, const char *path, struct reg_entry *e)
 {
-        char *path;
-        int r = reg_guid_path(l->dir, g, REG_INFO_SUFFIX, &path);
+        int r = reg_info_read(path, &e->source, &e->app_dir);
 
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
-        r = reg_info_read(path, &e->source, &e->app_dir);
-        if (r == -ENOMEM) {
-                free(path);
-                return r;
-        }
         if (r < 0)
                 warnf(l, "%s: ignored, cannot read it: %s", path,
                       r == -EBADMSG ? "not key=value lines" : strerror(-r));
-        free(path);
         return 0;
 }
 
-/* Builds the entry of one file; 1 when the file was skipped (and said why). */
-static int load_one(const struct loader *l, const struct reg_file *f, struct reg_entry *e)
+/*
+ * Parses the files of one entry into e (e->file and the stamps are set);
+ * 1 when the manifest was skipped (and said why).
+ */
+static int load_one(const struct loader *l, const struct reg_file *f, const char *info,
+                    struct reg_entry *e)
 {
         struct pm_manifest *m = NULL;
         const struct pm_provider *p;
         char text[REG_GUID_TEXT_MAX];
         int r;
 
-        *e = (struct reg_entry) { 0 };
-        if ((r = reg_path(l->dir, f->name, &e->file)) < 0)
-                return r;
         if ((r = parse_installed(l, e->file, &m)) != 0)
-                goto fail;
+                return r;
         r = 1;
         if (!(p = find_provider(m, &f->guid))) {
                 reg_guid_format(&f->guid, text);
                 warnf(l, "%s: skipped, the manifest has no provider %s", e->file, text);
-                goto fail;
+                goto done;
         }
-        if ((r = check_unique(l, e->file, p)) != 0)
-                goto fail;
-        if ((r = load_info(l, &f->guid, e)) < 0)
-                goto fail;
+        if ((r = load_info(l, info, e)) < 0)
+                goto done;
         pm_assign_ids(m);
         r = reg_desc_build(m, p, reg_base_name(e->source ? e->source : e->file), &e->desc);
-        if (r < 0)
-                goto fail;
+done:
         pm_manifest_free(m);
-        return 0;
-fail:
-        pm_manifest_free(m);
-        entry_clear(e);
         return r;
+}
+
+/* ---- stamps: what reg_reload compares to know a file unchanged ---- */
+
+/* 0 with the stamp; -ENOENT when there is no such file (a zero stamp). */
+static int stamp_of(const char *path, struct reg_stamp *ret)
+{
+        struct stat st;
+
+        *ret = (struct reg_stamp) { 0 };
+        if (lstat(path, &st) < 0)
+                return -errno;
+        *ret = (struct reg_stamp) {
+                .dev = (uint64_t) st.st_dev, .ino = (uint64_t) st.st_ino,
+                .size = (uint64_t) st.st_size,
+                .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                .ctime_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+        };
+        return 0;
+}
+
+static bool same_stamp(const struct reg_stamp *a, const struct reg_stamp *b)
+{
+        return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+               a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/*
+ * The index in prev of this path's previous entry when its files are
+ * unchanged, or SIZE_MAX.  prev is sorted by path as the files are, so one
+ * pass over both finds them all.
+ */
+static size_t unchanged_prev(struct loader *l, const struct reg_entry *e)
+{
+        const struct reg_entry *p;
+
+        while (l->next_prev < l->n_prev && strcmp(l->prev[l->next_prev].file, e->file) < 0)
+                l->next_prev++;
+        if (l->next_prev == l->n_prev)
+                return SIZE_MAX;
+        p = &l->prev[l->next_prev];
+        if (strcmp(p->file, e->file) != 0 || !p->desc || !same_stamp(&p->man_stamp, &e->man_stamp) ||
+            !same_stamp(&p->info_stamp, &e->info_stamp))
+                return SIZE_MAX;
+        return l->next_prev;
+}
+
+/* ---- loading ---- */
+
+/*
+ * One file: its previous entry (prev[*from]) copied into e when unchanged,
+ * else parsed.  0 when e is an entry now, 1 when the file was skipped,
+ * -errno.  A copied entry still belongs to prev until reg_reload succeeds.
+ */
+static int take_file(struct loader *l, const struct reg_file *f, struct reg_entry *e,
+                     size_t *from)
+{
+        struct reg_entry fresh = { 0 };
+        char *info = NULL;
+        int r;
+
+        *from = SIZE_MAX;
+        if ((r = reg_path(l->dir, f->name, &fresh.file)) < 0 ||
+            (r = reg_guid_path(l->dir, &f->guid, REG_INFO_SUFFIX, &info)) < 0)
+                goto done;
+        /* Stamped before they are read: a change meanwhile shows at the next reload. */
+        if (stamp_of(fresh.file, &fresh.man_stamp) == -ENOENT) {
+                r = 1;  /* unlodctr removed it since it was listed: not worth a word */
+                goto done;
+        }
+        (void) stamp_of(info, &fresh.info_stamp);
+        *from = unchanged_prev(l, &fresh);
+        if (*from == SIZE_MAX)
+                r = load_one(l, f, info, &fresh);
+        if (r == 0 && (r = check_unique(l, *from == SIZE_MAX ? &fresh : &l->prev[*from])) == 0) {
+                *e = *from == SIZE_MAX ? fresh : l->prev[*from];
+                if (*from == SIZE_MAX)
+                        fresh = (struct reg_entry) { 0 };       /* now e's */
+        }
+done:
+        if (r != 0)
+                *from = SIZE_MAX;
+        entry_clear(&fresh);
+        free(info);
+        return r;
+}
+
+/* Frees what the loader made; prev stays the caller's. */
+static void loader_fail(struct loader *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (l->from[i] == SIZE_MAX)
+                        entry_clear(&l->entries[i]);
+        free(l->entries);
+}
+
+/*
+ * Frees the previous entries not moved into the new array, and the old
+ * array.  Moved ones were taken in order, so from[] rises with prev's index.
+ */
+static void loader_succeed(struct loader *l)
+{
+        size_t i = 0;
+
+        for (size_t j = 0; j < l->n_prev; j++) {
+                while (i < l->n && (l->from[i] == SIZE_MAX || l->from[i] < j))
+                        i++;
+                if (i == l->n || l->from[i] != j)
+                        entry_clear(&l->prev[j]);
+        }
+        free(l->prev);
+}
+
+static int load_files(struct loader *l, const struct reg_file *files, size_t n_files)
+{
+        int r = 0;
+
+        if (n_files > 0 && (!(l->entries = calloc(n_files, sizeof(*l->entries))) ||
+                            !(l->from = calloc(n_files, sizeof(*l->from)))))
+                return -ENOMEM;
+        for (size_t i = 0; i < n_files; i++) {
+                r = take_file(l, &files[i], &l->entries[l->n], &l->from[l->n]);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        l->n++;
+        }
+        return 0;
+}
+
+int reg_reload(const char *dir, struct reg_entry *prev, size_t n_prev,
+               void (*warn)(const char *msg, void *userdata), void *userdata,
+               struct reg_entry **ret, size_t *ret_n)
+{
+        struct loader l = {
+                .dir = dir, .warn = warn, .userdata = userdata, .prev = prev, .n_prev = n_prev,
+        };
+        struct reg_file *files = NULL;
+        size_t n_files = 0;
+        int r;
+
+        if (!dir || !ret || !ret_n || (n_prev > 0 && !prev))
+                return -EINVAL;
+        r = reg_list(dir, &files, &n_files);
+        if (r == 0)
+                r = load_files(&l, files, n_files);
+        reg_files_free(files, n_files);
+        if (r < 0) {
+                loader_fail(&l);
+                free(l.from);
+                return r;
+        }
+        loader_succeed(&l);
+        free(l.from);
+        *ret = l.entries;
+        *ret_n = l.n;
+        return 0;
 }
 
 int reg_load(const char *dir, void (*warn)(const char *msg, void *userdata), void *userdata,
              struct reg_entry **ret, size_t *ret_n)
 {
-        struct loader l = { .dir = dir, .warn = warn, .userdata = userdata };
-        struct reg_file *files = NULL;
-        size_t n_files = 0;
-        int r;
-
-        if (!dir || !ret || !ret_n)
-                return -EINVAL;
-        r = reg_list(dir, &files, &n_files);
-        if (r < 0)
-                return r;
-        if (n_files > 0 && !(l.entries = calloc(n_files, sizeof(*l.entries)))) {
-                reg_files_free(files, n_files);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n_files; i++) {
-                r = load_one(&l, &files[i], &l.entries[l.n]);
-                if (r < 0)
-                        break;
-                if (r == 0)
-                        l.n++;
-                r = 0;
-        }
-        reg_files_free(files, n_files);
-        if (r < 0) {
-                reg_entries_free(l.entries, l.n);
-                return r;
-        }
-        *ret = l.entries;
-        *ret_n = l.n;
-        return 0;
+        return reg_reload(dir, NULL, 0, warn, userdata, ret, ret_n);
 }
 
 void reg_entries_free(struct reg_entry *e, size_t n)

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "perflib.h"
 
@@ -26,6 +27,12 @@
  */
 int reg_default_dir(char **ret);
 
+/* A file as reg_load found it: reg_reload reuses what is unchanged. */
+struct reg_stamp {
+        uint64_t dev, ino, size;
+        int64_t mtime_ns, ctime_ns;
+};
+
 /* One installed provider, as perflibd serves it. */
 struct reg_entry {
         char *file;                     /* the installed manifest's path in the registry */
@@ -34,6 +41,8 @@ struct reg_entry {
         struct ctrpp_provider_desc *desc;
         /* Added after the first version of this header: */
         char *source;                   /* the manifest lodctr was given (absolute), or NULL */
+        struct reg_stamp man_stamp;     /* of file when read */
+        struct reg_stamp info_stamp;    /* of its sidecar; all zero when it had none */
 };
 
 /*
@@ -51,6 +60,19 @@ int reg_load(const char *dir, void (*warn)(const char *msg, void *userdata), voi
              struct reg_entry **ret, size_t *ret_n);
 /* Accepts NULL. */
 void reg_entries_free(struct reg_entry *e, size_t n);
+
+/*
+ * reg_load for a registry loaded before (prev, n_prev: what reg_load or
+ * reg_reload returned): an entry whose manifest and sidecar are unchanged
+ * (same inode, size, mtime and ctime; lodctr always renames new files in)
+ * is moved into the result instead of being parsed again, so a reload after
+ * one lodctr or unlodctr parses one manifest at most.  On success prev and
+ * its entries are consumed (moved or freed); on failure they are left as
+ * they were, still the caller's.
+ */
+int reg_reload(const char *dir, struct reg_entry *prev, size_t n_prev,
+               void (*warn)(const char *msg, void *userdata), void *userdata,
+               struct reg_entry **ret, size_t *ret_n);
 
 /* ---- names in the registry directory ---- */
 

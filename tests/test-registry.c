@@ -546,6 +546,65 @@ static void many(void **state)
         free(dir);
 }
 
+/* reg_reload parses only what changed, and keeps prev intact when it fails. */
+static void reload(void **state)
+{
+        char *dir = tmp_path("registry"), *m[4], *plain = tmp_path("plain"), *info;
+        const struct ctrpp_provider_desc *old[4];
+        static const char *const guids[] = { P1, P2, P3, P4 };
+        static const char *const sets[] = { C1, C2, C3, "{c4000000-0000-4000-8000-0000000000c4}" };
+        struct regadm a = admin(dir);
+        struct reg_entry *e = NULL, *e2 = NULL;
+        size_t n = 0, n2 = 0;
+
+        for (int i = 0; i < 4; i++) {
+                char *name = fmt("m%d.man", i);
+                m[i] = tmp_path(name);
+                write_manifest(m[i], guids[i], sets[i], name);
+                free(name);
+        }
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(install(dir, m[i], NULL), 0);
+        assert_int_equal(reg_load(dir, NULL, NULL, &e, &n), 0);
+        assert_int_equal(n, 3);
+        for (size_t i = 0; i < n; i++)
+                old[i] = e[i].desc;
+
+        /* Nothing changed: the same descriptions, moved. */
+        assert_int_equal(reg_reload(dir, e, n, NULL, NULL, &e2, &n2), 0);
+        assert_int_equal(n2, 3);
+        for (size_t i = 0; i < n2; i++)
+                assert_ptr_equal(e2[i].desc, old[i]);
+        e = e2;
+        n = n2;
+
+        /* P1 reinstalled, P2 removed, P4 new, P3's sidecar rewritten. */
+        assert_int_equal(regadm_remove_guid(&a, P1), 0);
+        assert_int_equal(install(dir, m[0], NULL), 0);
+        assert_int_equal(regadm_remove_guid(&a, P2), 0);
+        assert_int_equal(install(dir, m[3], NULL), 0);
+        info = fmt("%s/%s.info", dir, P3);
+        write_text(info, "manifest=/elsewhere/m2.man\n");
+        free(info);
+        assert_int_equal(reg_reload(dir, e, n, NULL, NULL, &e2, &n2), 0);
+        assert_int_equal(n2, 3);
+        assert_true(e2[0].desc != old[0]);
+        assert_string_equal(e2[0].desc->name, "m0.man");
+        assert_true(e2[1].desc != old[2]);
+        assert_string_equal(e2[1].source, "/elsewhere/m2.man");
+        assert_string_equal(e2[2].desc->name, "m3.man");
+
+        /* A failed reload leaves prev as it was (ASan sees any double free). */
+        write_text(plain, "x");
+        assert_int_equal(reg_reload(plain, e2, n2, NULL, NULL, &e, &n), -ENOTDIR);
+        assert_string_equal(e2[2].desc->name, "m3.man");
+        reg_entries_free(e2, n2);
+        for (int i = 0; i < 4; i++)
+                free(m[i]);
+        free(plain);
+        free(dir);
+}
+
 /* ---- lodctr and unlodctr ---- */
 
 static void install_refused(void **state)
@@ -671,6 +730,7 @@ int main(void)
                 TU_TEST(corrupt_skipped),
                 TU_TEST(sidecar),
                 TU_TEST(many),
+                TU_TEST(reload),
                 TU_TEST(install_refused),
                 TU_TEST(removal),
                 TU_TEST(leftovers),
