@@ -29,6 +29,8 @@
 /* One log line, the plugin's text included; a longer one is cut. */
 #define LOG_LINE_MAX    2048
 
+typedef uint32_t (*start_fn)(const struct perflib_plugin_services *svc, void **state);
+
 /* What identifies one version of a plugin file. */
 struct file_id {
         dev_t dev;
@@ -124,11 +126,17 @@ int plugins_default_dir(char **ret)
         return 0;
 }
 
-/* NAME.so with a non-empty NAME that does not start with a dot. */
+/*
+ * NAME.so with a non-empty NAME that does not start with a dot.  A name
+ * with control characters is no plugin's: it would garble the log lines.
+ */
 static bool plugin_file_name(const char *name)
 {
         size_t len = strlen(name);
 
+        for (const char *c = name; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                        return false;
         return len > 3 && name[0] != '.' && strcmp(name + len - 3, ".so") == 0;
 }
 
@@ -193,7 +201,7 @@ static char *plugin_display_name(const char *name, const char *file)
 {
         char *s;
 
-        if (name)
+        if (name && *name)
                 s = strndup(name, NAME_MAX_LEN);
         else
                 s = strndup(file, strlen(file) - 3);
@@ -247,8 +255,7 @@ static int plugin_open(struct plugin *e, const char *path)
  * then the functions.  Fills in e->name and e->stop; *ret_start is the
  * start function.
  */
-static int plugin_describe(struct plugin *e,
-                           uint32_t (**ret_start)(const struct perflib_plugin_services *, void **))
+static int plugin_describe(struct plugin *e, start_fn *ret_start)
 {
         const struct perflib_plugin *d;
         void *sym;
@@ -290,8 +297,7 @@ static int plugin_describe(struct plugin *e,
         return 0;
 }
 
-static int plugin_start(struct plugin *e,
-                        uint32_t (*start)(const struct perflib_plugin_services *, void **))
+static int plugin_start(struct plugin *e, start_fn start)
 {
         uint32_t status;
         void *state = NULL;
@@ -316,7 +322,7 @@ static int plugin_start(struct plugin *e,
 /* Loads, validates and starts the plugin of e's file; on failure e stays PLUGIN_FAILED. */
 static int plugin_load(struct plugin *e, const char *path)
 {
-        uint32_t (*start)(const struct perflib_plugin_services *, void **) = NULL;
+        start_fn start = NULL;
         int r;
 
         /* Whoever may write it could run code in the server. */

@@ -333,10 +333,12 @@ static void good_loads_bad_skipped(void **state)
                 snprintf(file, sizeof(file), "%s.so", bad[i].module);
                 install(bad[i].module, file);
         }
-        write_file("x.so", "not a shared object\n");
-        /* Not plugins: a dotfile, a temporary name, a directory, a text file. */
+        write_file("x.so", "#!/bin/sh\n# not a shared object, whatever its name says\n");
+        /* Not plugins: a dotfile, a temporary name, a control character, a
+         * directory, a text file. */
         install("bad-no-stop", ".hidden.so");
         install("bad-no-stop", "good.so.tmp");
+        install("bad-no-stop", "new\nline.so");
         path_in_dir(dir, "dir.so");
         assert_int_equal(mkdir(dir, 0755), 0);
         write_file("notes.txt", "hello\n");
@@ -364,6 +366,7 @@ static void good_loads_bad_skipped(void **state)
         assert_int_equal(logged(LOG_ERR, "x.so", "plugin x.so: cannot load: "), 1);
         assert_int_equal(state_of(p, ".hidden.so"), -1);
         assert_int_equal(state_of(p, "good.so.tmp"), -1);
+        assert_int_equal(state_of(p, "new\nline.so"), -1);
         assert_int_equal(state_of(p, "dir.so"), -1);
         assert_int_equal(state_of(p, "notes.txt"), -1);
 

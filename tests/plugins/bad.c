@@ -51,7 +51,9 @@ PERFLIB_PLUGIN_EXPORT const struct perflib_plugin *perflib_plugin_entry_v1(void)
         struct header *h = guarded_header();
 
 #ifdef BAD_ABI
-        *h = (struct header) { .abi = PERFLIB_PLUGIN_ABI + 1, .size = sizeof(struct perflib_plugin) };
+        *h = (struct header) {
+                .abi = PERFLIB_PLUGIN_ABI + 1, .size = sizeof(struct perflib_plugin),
+        };
 #else
         *h = (struct header) { .abi = PERFLIB_PLUGIN_ABI, .size = sizeof(struct header) };
 #endif
