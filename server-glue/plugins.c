@@ -66,25 +66,18 @@ struct plugins {
         size_t n;
 };
 
-static void emitv(const struct plugins *p, int priority, const char *file,
-                  const char *format, va_list ap)
-{
-        char line[LOG_LINE_MAX];
-
-        if (!p->log)
-                return;
-        (void) vsnprintf(line, sizeof(line), format, ap);
-        p->log(p->userdata, priority, file, line);
-}
-
 static void __attribute__((format(printf, 4, 5)))
 emit(const struct plugins *p, int priority, const char *file, const char *format, ...)
 {
+        char line[LOG_LINE_MAX];
         va_list ap;
 
+        if (!p->log)
+                return;
         va_start(ap, format);
-        emitv(p, priority, file, format, ap);
+        (void) vsnprintf(line, sizeof(line), format, ap);
         va_end(ap);
+        p->log(p->userdata, priority, file, line);
 }
 
 /* The loader's words about one plugin file. */
@@ -105,7 +98,10 @@ svc_log(const struct perflib_plugin_services *svc, int priority, const char *for
         va_start(ap, format);
         (void) vsnprintf(text, sizeof(text), format, ap);
         va_end(ap);
-        /* A plugin may not raise alarms on every terminal (LOG_EMERG is wall(1)ed). */
+        /*
+         * The facility is the server's, and a plugin may not raise alarms
+         * on every terminal (journald wall(1)s LOG_EMERG).
+         */
         priority &= LOG_PRIMASK;
         if (priority < LOG_CRIT)
                 priority = LOG_CRIT;
@@ -367,7 +363,7 @@ static const struct plugin *same_file(const struct plugins *p, const struct plug
         for (size_t i = 0; i < p->n; i++) {
                 const struct plugin *o = p->list[i];
 
-                if (o && o != e && o->state == PLUGIN_RUNNING &&
+                if (o != e && o->state == PLUGIN_RUNNING &&
                     o->id.dev == e->id.dev && o->id.ino == e->id.ino)
                         return o;
         }

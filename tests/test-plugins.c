@@ -360,7 +360,7 @@ static void good_loads_bad_skipped(void **state)
                 assert_int_equal(logged(LOG_ERR, file, bad[i].reason), 1);
                 assert_int_equal(logged(LOG_ERR, file, "skipped"), 1);
         }
-        assert_int_equal(logged(LOG_WARNING, "bad-start.so",
+        assert_int_equal(logged(LOG_CRIT, "bad-start.so",
                                 "plugin bad (bad-start.so): " TP_START_FAILS), 1);
         assert_int_equal(state_of(p, "x.so"), PLUGIN_FAILED);
         assert_int_equal(logged(LOG_ERR, "x.so", "plugin x.so: cannot load: "), 1);

@@ -6,7 +6,8 @@
  *   BAD_NO_ENTRY   no PERFLIB_PLUGIN_ENTRY_SYMBOL (a near miss instead)
  *   BAD_NULL       the entry point returns NULL
  *   BAD_NO_STOP    no stop function
- *   BAD_START      start fails (after starting and stopping a provider)
+ *   BAD_START      start fails (after starting and stopping a provider,
+ *                  and logging at LOG_EMERG)
  *   BAD_UNDEFINED  calls a function that no library defines
  * The first two place their 8-byte descriptor right before an unmapped
  * page: a loader that reads past abi and size crashes the test.  The
@@ -76,7 +77,8 @@ static uint32_t start(const struct perflib_plugin_services *svc, void **state)
         if (PerfStartProvider((LPGUID) &provider, NULL, &h) != ERROR_SUCCESS)
                 return ERROR_INVALID_PARAMETER;
         (void) PerfStopProvider(h);
-        svc->log(svc, LOG_WARNING, "%s", TP_START_FAILS);
+        /* The server keeps the priority below LOG_ALERT and drops the facility. */
+        svc->log(svc, LOG_DAEMON | LOG_EMERG, "%s", TP_START_FAILS);
         return ERROR_ACCESS_DENIED;
 #else
 #ifdef BAD_UNDEFINED

@@ -59,7 +59,8 @@ struct perflib_plugin_services {
         uint32_t size;                  /* sizeof(struct perflib_plugin_services) */
         /*
          * Logs through the server (journal or stderr), tagged with the
-         * plugin's name.  priority is a syslog(3) priority (LOG_ERR ...).
+         * plugin's name.  priority is a syslog(3) priority (LOG_ERR ...);
+         * the server logs LOG_CRIT at most, in its own facility.
          */
         void (*log)(const struct perflib_plugin_services *svc, int priority,
                     const char *format, ...) __attribute__((format(printf, 3, 4)));
