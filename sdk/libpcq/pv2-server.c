@@ -331,6 +331,9 @@ static int req_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
                 size_t cap = c->req_cap ? c->req_cap : 4096;
                 while (cap < c->req_len + n)
                         cap *= 2;
+                /* The caller keeps req_len + n within the cap: never double past it. */
+                if (cap > PV2_MAX_REQUEST)
+                        cap = c->req_len + n > PV2_MAX_REQUEST ? c->req_len + n : PV2_MAX_REQUEST;
                 uint8_t *d = realloc(c->req, cap);
                 if (!d)
                         return -ENOMEM;
