@@ -155,9 +155,14 @@ void pv2_client_free(struct pv2_client *c);
  * The eight methods.  Each returns the method's error_status_t, or, when
  * the call itself failed, one of: ERROR_CONNECTION_ABORTED (0x4D4) when the
  * connection broke or timed out, RPC_S_CALL_FAILED (0x6BE) with the fault
- * status in *ret_fault (if not NULL) when the server answered with a fault.
- * machine may be NULL (sent as an empty string).  *out's data is the
- * caller's to free (pv2_out_done).
+ * status in pv2_client_last_fault() when the server answered with a fault
+ * (or sent a response stub that does not parse: then the status is
+ * PV2_NCA_S_FAULT_NDR).  After ERROR_CONNECTION_ABORTED the client is
+ * unusable and every later call returns the same; after a fault it is fine.
+ * Also ERROR_INVALID_PARAMETER (a NULL argument, machine not UTF-8) and
+ * ERROR_OUTOFMEMORY, before anything is sent.  machine may be NULL (sent as
+ * an empty string).  *out's data is the caller's to free (pv2_out_done); on
+ * any error but the method's own, *out is left as it was.
  */
 #define PV2_RPC_S_CALL_FAILED           0x6BEu
 #define PV2_ERROR_CONNECTION_ABORTED    0x4D4u

@@ -452,18 +452,21 @@ static int in_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
         return 0;
 }
 
-/* The answer to a PDU whose common header is wrong. */
+/*
+ * The answer to a PDU whose common header is wrong: a bind (or anything
+ * before the bind) gets a bind_nak, protocol_version_not_supported for a
+ * version other than 5.0; anything else a fault.  Either way the stream
+ * cannot be trusted any further.
+ */
 static int bad_header(struct pv2_server_conn *c, const uint8_t *b, int err,
                       struct pv2_reply *rp)
 {
         uint32_t call_id = ndr_le32(b + 12);
+        uint16_t reason = err == -EPROTONOSUPPORT ? DCERPC_NAK_PROTOCOL_VERSION
+                                                  : DCERPC_NAK_NOT_SPECIFIED;
 
-        if (err == -EPROTONOSUPPORT && b[0] == 5 && !c->bound)
-                return closing(append_bind_nak(rp, call_id, DCERPC_NAK_PROTOCOL_VERSION));
-        if (err == -EPROTONOSUPPORT && b[2] == DCERPC_BIND)
-                return closing(append_bind_nak(rp, call_id, DCERPC_NAK_PROTOCOL_VERSION));
-        if (b[2] == DCERPC_BIND)
-                return closing(append_bind_nak(rp, call_id, DCERPC_NAK_NOT_SPECIFIED));
+        if (!c->bound || b[2] == DCERPC_BIND)
+                return closing(append_bind_nak(rp, call_id, reason));
         return fault_and_close(c, call_id, PV2_NCA_S_PROTO_ERROR, rp);
 }
 
