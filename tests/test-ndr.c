@@ -145,6 +145,9 @@ static void push_layout(void **state)
 
         (void)state;
         ndr_push_init(&p);
+        ndr_push_presize(&p, 100);
+        assert_int_equal(p.cap, 100);
+        uint8_t *before = p.data;
         ndr_push_u8(&p, 1);
         ndr_push_u16(&p, 0x1234);
         ndr_push_u32(&p, 0x12345678);
@@ -153,6 +156,9 @@ static void push_layout(void **state)
         assert_int_equal(p.err, 0);
         assert_int_equal(p.size, sizeof(want));
         assert_memory_equal(p.data, want, sizeof(want));
+        assert_ptr_equal(p.data, before);       /* presized: never moved */
+        ndr_push_presize(&p, 10);               /* never shrinks */
+        assert_int_equal(p.cap, 100);
         /* An unterminated string is refused, and the error sticks. */
         ndr_push_wstring(&p, (const uint8_t *)"ab", 1);
         assert_int_equal(p.err, -EINVAL);

@@ -225,6 +225,15 @@ static void query_methods(struct pv2_client *c)
         assert_int_equal(pv2_query_counter_data(c, &h, BIG, &o), ERROR_SUCCESS);
         assert_int_equal(o.out_size, BIG);
         check_pattern(&o, 6, BIG);
+        /* The largest dwInSize the IDL allows is only a size; one more faults. */
+        fake.counter_data_bytes = 32;
+        assert_int_equal(pv2_query_counter_data(c, &h, PV2_MAX_COUNTER_DATA_BYTES, &o),
+                         ERROR_SUCCESS);
+        assert_int_equal(o.out_size, 32);
+        assert_int_equal(pv2_query_counter_data(c, &h, PV2_MAX_COUNTER_DATA_BYTES + 1, &o),
+                         PV2_RPC_S_CALL_FAILED);
+        assert_int_equal(pv2_client_last_fault(c), PV2_NCA_S_FAULT_INVALID_BOUND);
+        assert_int_equal(o.out_size, 32);       /* left as it was */
         pv2_out_done(&o);
 
         /* A request of many fragments, and back. */

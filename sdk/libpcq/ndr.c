@@ -144,6 +144,23 @@ void ndr_push_done(struct ndr_push *p)
         *p = (struct ndr_push){ 0 };
 }
 
+void ndr_push_presize(struct ndr_push *p, size_t cap)
+{
+        if (p->err || cap <= p->cap)
+                return;
+        if (cap > NDR_MAX_STUB) {
+                p->err = -E2BIG;
+                return;
+        }
+        uint8_t *d = realloc(p->data, cap);
+        if (!d) {
+                p->err = -ENOMEM;
+                return;
+        }
+        p->data = d;
+        p->cap = cap;
+}
+
 uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n)
 {
         if (p->err)

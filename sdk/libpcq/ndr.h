@@ -73,6 +73,11 @@ void ndr_push_guid(struct ndr_push *p, const GUID *g);
 void ndr_push_handle(struct ndr_push *p, const uint8_t h[NDR_HANDLE_SIZE]);
 /* units UTF-16LE code units, the last of which must be NUL. */
 void ndr_push_wstring(struct ndr_push *p, const uint8_t *units, uint32_t n_units);
+/*
+ * Makes room for cap bytes in all, so that a large stub of known size is not
+ * grown by doubling (a 1 GiB lpData would otherwise reserve 2 GiB).
+ */
+void ndr_push_presize(struct ndr_push *p, size_t cap);
 /* Reserves n bytes (zeroed) and returns where they start, NULL on error. */
 uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n);
 

@@ -191,6 +191,7 @@ static void push_out(struct ndr_push *o, uint32_t in_size, const struct pv2_out 
                 *fault = PV2_NCA_S_FAULT_INVALID_BOUND;
                 return;
         }
+        ndr_push_presize(o, o->size + 24 + (size_t)out->out_size * elem);
         ndr_push_u32(o, out->out_size);
         ndr_push_u32(o, out->rtn_size);
         ndr_push_u32(o, in_size);
@@ -289,6 +290,7 @@ static void do_validate(struct pv2_stubs *s, struct ndr_pull *p, struct pv2_args
         if (max)
                 memcpy(buf, bytes, max);
         uint32_t st = s->h->validate_counters(s->conn, a->query, buf, a->in_size, add);
+        ndr_push_presize(o, o->size + 12 + (size_t)a->in_size);
         ndr_push_u32(o, a->in_size);
         ndr_push_bytes(o, buf, a->in_size);
         ndr_push_align(o, 4);

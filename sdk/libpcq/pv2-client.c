@@ -338,6 +338,11 @@ static uint32_t call(struct pv2_client *c, uint16_t opnum, const struct ndr_push
                         r = -EPROTO;
                         break;
                 }
+                if (first) {
+                        /* alloc_hint sizes the buffer, within what the call may return. */
+                        uint32_t hint = ndr_le32(c->frag + 16);
+                        ndr_push_presize(ret, hint < resp_cap ? hint : resp_cap);
+                }
                 ndr_push_bytes(ret, c->frag + DCERPC_CALL_HDR_SIZE,
                                h.frag_len - DCERPC_CALL_HDR_SIZE);
                 if (ret->err) {

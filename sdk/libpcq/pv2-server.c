@@ -503,7 +503,9 @@ int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t siz
                 c->in_len = 0;
                 return r == -EPROTO || r == -ENOMEM ? r : -EPROTO;
         }
-        memmove(c->in, c->in + off, c->in_len - off);
-        c->in_len -= off;
+        if (off) {
+                memmove(c->in, c->in + off, c->in_len - off);
+                c->in_len -= off;
+        }
         return 0;
 }
