@@ -223,6 +223,11 @@ static void bind_ack_port(void **state)
         assert_int_equal(feed(&s, bind_pdu, sizeof(bind_pdu)), 0);
         assert_int_equal(s.out_len, sizeof(want));
         assert_memory_equal(s.out, want, sizeof(want));
+        char longer[300];
+        memset(longer, '9', sizeof(longer) - 1);
+        longer[sizeof(longer) - 1] = 0;
+        assert_int_equal(pv2_server_conn_set_secondary_address(s.c, longer), -EINVAL);
+        assert_int_equal(pv2_server_conn_set_secondary_address(s.c, NULL), -EINVAL);
         sess_free(&s);
 }
 
@@ -589,6 +594,27 @@ static void foreign_handle(void **state)
         assert_int_equal(fake.closed, 1);
 }
 
+/* PFC_OBJECT_UUID: 16 bytes of object uuid sit between header and stub. */
+static void object_uuid(void **state)
+{
+        struct sess s;
+        struct stub t = { 0 }, pdu = { 0 };
+        static const uint8_t object[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+        (void)state;
+        sess_bound(&s);
+        put(&t, object, 16);
+        put_machine(&t);
+        make_request(&pdu, 2, 0, 3, 0x83, t.b, t.n, 0);
+        assert_int_equal(feed(&s, pdu.b, pdu.n), 0);
+        assert_int_equal(s.out_len, 48);
+        assert_int_equal(s.out[2], 2);
+        assert_int_equal(fake.calls[3], 1);
+        stub_done(&pdu);
+        stub_done(&t);
+        sess_free(&s);
+}
+
 /* ---- faults ---- */
 
 static void stub_faults(void **state)
@@ -899,6 +925,7 @@ int main(void)
                 cmocka_unit_test_setup(opnum_registration_and_instances, setup),
                 cmocka_unit_test_setup(opnum_handles, setup),
                 cmocka_unit_test_setup(foreign_handle, setup),
+                cmocka_unit_test_setup(object_uuid, setup),
                 cmocka_unit_test_setup(stub_faults, setup),
                 cmocka_unit_test_setup(protocol_errors, setup),
                 cmocka_unit_test_setup(orphaned_and_cancel, setup),
