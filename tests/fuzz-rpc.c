@@ -85,7 +85,9 @@ static void fz_request(struct fz_buf *f, uint32_t call_id, uint16_t ctx, uint16_
 /* One stub per opnum, as a well-behaved client sends them (handles null). */
 static void fz_stub(struct fz_buf *t, uint16_t opnum)
 {
-        static const uint8_t machine[] = { 3, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'p', 0, 'c', 0, 0, 0 };
+        static const uint8_t machine[] = {
+                3, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'p', 0, 'c', 0, 0, 0,
+        };
         static const uint8_t guid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
         static const uint8_t handle[20];
 

@@ -90,9 +90,13 @@ static void pull_strings(void **state)
         static const uint8_t offset[] = { 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0 };
         static const uint8_t over[] = { 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 'A', 0, 0, 0 };
         static const uint8_t zero[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
-        static const uint8_t unterminated[] = { 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 'A', 0, 'B', 0 };
+        static const uint8_t unterminated[] = {
+                2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 'A', 0, 'B', 0,
+        };
         static const uint8_t short_data[] = { 9, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 'A', 0 };
-        static const uint8_t huge[] = { 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 };
+        static const uint8_t huge[] = {
+                0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0,
+        };
         uint32_t n = 0;
 
         (void)state;

@@ -121,7 +121,10 @@ static void srv_start_unix(struct srv *s, enum srv_mode mode)
 
 static void srv_start_tcp(struct srv *s)
 {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct sockaddr_in sa = {
+                .sin_family = AF_INET,
+                .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        };
         socklen_t len = sizeof(sa);
 
         *s = (struct srv){ .mode = SRV_NORMAL };

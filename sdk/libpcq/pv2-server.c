@@ -202,24 +202,68 @@ static uint32_t new_assoc_group(void)
         return g;
 }
 
+/* Appends the bind_ack or alter_context_resp (C706 12.6.4.4, 12.6.4.2). */
+static int append_bind_ack(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                           uint8_t n, const uint8_t results[][24], struct pv2_reply *rp)
+{
+        bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
+        struct ndr_push o;
+
+        ndr_push_init(&o);
+        (void)ndr_push_reserve(&o, DCERPC_HDR_SIZE);
+        ndr_push_u16(&o, c->max_xmit);
+        ndr_push_u16(&o, c->max_recv);
+        ndr_push_u32(&o, c->assoc_group);
+        if (alter) {
+                /* As Windows does: no secondary address in an alter_context_resp. */
+                ndr_push_u16(&o, 0);
+        } else {
+                /* port_any_t: length including the NUL, then the string. */
+                size_t len = strlen(c->secaddr) + 1;
+                ndr_push_u16(&o, (uint16_t)len);
+                ndr_push_bytes(&o, c->secaddr, len);
+        }
+        ndr_push_align(&o, 4);
+        ndr_push_u8(&o, n);
+        ndr_push_u8(&o, 0);
+        ndr_push_u16(&o, 0);
+        for (uint8_t i = 0; i < n; i++)
+                ndr_push_bytes(&o, results[i], 24);
+
+        uint8_t *b;
+        int r = o.err ? o.err : o.size > UINT16_MAX ? -E2BIG : 0;
+        if (r == 0) {
+                dcerpc_put_hdr(o.data, alter ? DCERPC_ALTER_CONTEXT_RESP : DCERPC_BIND_ACK,
+                               DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
+                               (uint16_t)o.size, h->call_id);
+                r = dcerpc_grow(rp->out, rp->out_len, o.size, &b);
+        }
+        if (r == 0)
+                memcpy(b, o.data, o.size);
+        ndr_push_done(&o);
+        return r;
+}
+
+static uint16_t clamp_frag(uint16_t v)
+{
+        /* Below C706's minimum is a broken peer: it gets the minimum. */
+        return v < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
+               v > DCERPC_SERVER_MAX_FRAG ? DCERPC_SERVER_MAX_FRAG : v;
+}
+
 /* Answers a bind or alter_context whose body (after the header) is body. */
 static int handle_bind(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                        const uint8_t *body, size_t body_len, struct pv2_reply *rp)
 {
         bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
-        struct ndr_pull p;
+        uint8_t both = DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG;
         uint8_t results[255][24];
+        struct ndr_pull p;
 
-        if (h->auth_len > 0) {
+        if (h->auth_len > 0 && !alter)
                 /* Authentication comes later: refuse it rather than ignore it. */
-                if (alter)
-                        return closing(dcerpc_append_fault(rp->out, rp->out_len, h->call_id, 0,
-                                                   PV2_NCA_S_PROTO_ERROR,
-                                                   DCERPC_PFC_DID_NOT_EXECUTE));
                 return closing(append_bind_nak(rp, h->call_id, DCERPC_NAK_AUTH_TYPE));
-        }
-        if (alter != c->bound || (h->flags & (DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG)) !=
-                                         (DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG))
+        if (h->auth_len > 0 || alter != c->bound || (h->flags & both) != both)
                 goto proto;
 
         ndr_pull_init(&p, body, body_len);
@@ -235,61 +279,19 @@ static int handle_bind(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
         }
         if (p.err)
                 goto proto;
-
         if (!alter) {
-                /* Below C706's minimum is a broken client: give it the minimum. */
-                c->max_recv = client_xmit < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
-                              client_xmit > DCERPC_SERVER_MAX_FRAG ? DCERPC_SERVER_MAX_FRAG :
-                              client_xmit;
-                c->max_xmit = client_recv < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
-                              client_recv > DCERPC_SERVER_MAX_FRAG ? DCERPC_SERVER_MAX_FRAG :
-                              client_recv;
+                c->max_recv = clamp_frag(client_xmit);
+                c->max_xmit = clamp_frag(client_recv);
                 c->assoc_group = group ? group : new_assoc_group();
                 c->bound = true;
         }
-
-        /* bind_ack / alter_context_resp (C706 12.6.4.4, 12.6.4.2). */
-        struct ndr_push o;
-        ndr_push_init(&o);
-        uint8_t *hdr = ndr_push_reserve(&o, DCERPC_HDR_SIZE);
-        ndr_push_u16(&o, c->max_xmit);
-        ndr_push_u16(&o, c->max_recv);
-        ndr_push_u32(&o, c->assoc_group);
-        if (alter) {
-                ndr_push_u16(&o, 0);
-        } else {
-                /* port_any_t: length including the NUL, then the string. */
-                size_t len = strlen(c->secaddr) + 1;
-                ndr_push_u16(&o, (uint16_t)len);
-                ndr_push_bytes(&o, c->secaddr, len);
-        }
-        ndr_push_align(&o, 4);
-        ndr_push_u8(&o, n);
-        ndr_push_u8(&o, 0);
-        ndr_push_u16(&o, 0);
-        for (uint8_t i = 0; i < n; i++)
-                ndr_push_bytes(&o, results[i], 24);
-        if (o.err || o.size > UINT16_MAX) {
-                int r = o.err ? o.err : -E2BIG;
-                ndr_push_done(&o);
-                return r;
-        }
-        hdr = o.data;
-        dcerpc_put_hdr(hdr, alter ? DCERPC_ALTER_CONTEXT_RESP : DCERPC_BIND_ACK,
-                       DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG, (uint16_t)o.size,
-                       h->call_id);
-        uint8_t *b;
-        int r = dcerpc_grow(rp->out, rp->out_len, o.size, &b);
-        if (r == 0)
-                memcpy(b, o.data, o.size);
-        ndr_push_done(&o);
-        return r;
+        return append_bind_ack(c, h, n, (const uint8_t (*)[24])results, rp);
 
 proto:
         if (!c->bound)
                 return closing(append_bind_nak(rp, h->call_id, DCERPC_NAK_NOT_SPECIFIED));
-        return closing(dcerpc_append_fault(rp->out, rp->out_len, h->call_id, 0, PV2_NCA_S_PROTO_ERROR,
-                                   DCERPC_PFC_DID_NOT_EXECUTE));
+        return closing(dcerpc_append_fault(rp->out, rp->out_len, h->call_id, 0,
+                                           PV2_NCA_S_PROTO_ERROR, DCERPC_PFC_DID_NOT_EXECUTE));
 }
 
 /* ---- requests ---- */
@@ -351,7 +353,7 @@ static int fault_and_close(struct pv2_server_conn *c, uint32_t call_id, uint32_t
 {
         call_reset(c);
         return closing(dcerpc_append_fault(rp->out, rp->out_len, call_id, 0, status,
-                                   DCERPC_PFC_DID_NOT_EXECUTE));
+                                           DCERPC_PFC_DID_NOT_EXECUTE));
 }
 
 static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
