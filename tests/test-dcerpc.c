@@ -611,8 +611,15 @@ static void object_uuid(void **state)
         assert_int_equal(s.out[2], 2);
         assert_int_equal(fake.calls[3], 1);
         stub_done(&pdu);
+        /* A client that vanishes mid-request: freeing the connection frees it all. */
+        make_request(&pdu, 4, 0, 3, 1, t.b, t.n, 0);
+        assert_int_equal(feed(&s, pdu.b, pdu.n), 0);
+        assert_int_equal(feed(&s, pdu.b, 10), 0);
+        assert_int_equal(s.out_len, 0);
+        stub_done(&pdu);
         stub_done(&t);
         sess_free(&s);
+        assert_int_equal(fake.closed, 1);
 }
 
 /* ---- faults ---- */
@@ -770,8 +777,15 @@ static void orphaned_and_cancel(void **state)
         assert_int_equal(s.out[2], 2);
         assert_int_equal(fake.calls[3], 1);
         stub_done(&pdu);
+        /* A client that vanishes mid-request: freeing the connection frees it all. */
+        make_request(&pdu, 4, 0, 3, 1, t.b, t.n, 0);
+        assert_int_equal(feed(&s, pdu.b, pdu.n), 0);
+        assert_int_equal(feed(&s, pdu.b, 10), 0);
+        assert_int_equal(s.out_len, 0);
+        stub_done(&pdu);
         stub_done(&t);
         sess_free(&s);
+        assert_int_equal(fake.closed, 1);
 }
 
 /* ---- fragmentation ---- */
