@@ -6,14 +6,15 @@
 #   1. scripts/setup.sh --enable-werror, then `make check` in ./build;
 #   2. a second build with AddressSanitizer and UBSan in ./build-asan,
 #      `make check` again;
-#   3. a short libFuzzer run of the segment reader, when clang is present;
+#   3. short libFuzzer runs of the segment reader and of the RPC server
+#      connection, when clang is present;
 #   4. one summary line, "N passed, M failed" (every test of both make check
-#      runs, plus the fuzz run as one test), and a non-zero exit status on any
+#      runs, plus each fuzz run as one test), and a non-zero exit status on any
 #      failure.
 #
 # BUILD_DIR and ASAN_BUILD_DIR override the two build directories (relative
 # paths are taken from the top of the source tree); FUZZ_SECONDS (default 20)
-# the length of the fuzz run.  Extra arguments go to both configure runs.
+# the length of each fuzz run.  Extra arguments go to both configure runs.
 set -uo pipefail
 
 srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -93,33 +94,54 @@ fuzz_sources() {
         printf '%s\n' tests/fuzz-segment.c sdk/libperflib/*.c
 }
 
-# Builds the libFuzzer binary into $1/fuzz-segment-libfuzzer and runs it for
-# $fuzz_seconds seconds on a corpus kept in $1/fuzz-corpus.
-run_fuzz() {
-        local dir=$1 bin=$1/fuzz-segment-libfuzzer corpus=$1/fuzz-corpus
+# fuzz_target NAME DIR PREFIX SOURCES_FN SEED_DIR CFLAG...: builds the
+# libFuzzer binary DIR/NAME-libfuzzer from the files SOURCES_FN prints, runs
+# it for $fuzz_seconds seconds on the corpus DIR/PREFIXcorpus (plus SEED_DIR
+# when it exists), and leaves any reproducer as DIR/PREFIX*.
+fuzz_target() {
+        local name=$1 dir=$2 prefix=$3 list=$4 seed_dir=$5
+        local bin=$dir/$name-libfuzzer corpus=$dir/${prefix}corpus
         local srcs=() seeds=()
+        shift 5
 
-        mapfile -t srcs < <(fuzz_sources)
+        mapfile -t srcs < <("$list")
         mkdir -p "$dir"
-        log "fuzz: building $bin"
+        log "$name: building $bin"
         if ! clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-                -I sdk/include/perflib -I sdk/libperflib \
-                "${srcs[@]}" -lpthread -o "$bin"; then
-                problems+=("fuzz build")
+                "$@" "${srcs[@]}" -lpthread -o "$bin"; then
+                problems+=("$name build")
                 failed=$((failed + 1))
                 return 1
         fi
         mkdir -p "$corpus"
-        [ -d tests/fuzz-corpus ] && seeds=(tests/fuzz-corpus)
-        log "fuzz: running for ${fuzz_seconds}s"
+        [ -d "$seed_dir" ] && seeds=("$seed_dir")
+        log "$name: running for ${fuzz_seconds}s"
         if ! "$bin" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 \
-                -artifact_prefix="$dir/fuzz-" "$corpus" ${seeds[@]+"${seeds[@]}"}; then
-                printf 'test: the fuzzer found a crash; reproducer under %s/fuzz-*\n' "$dir" >&2
-                problems+=("fuzz run")
+                -artifact_prefix="$dir/$prefix" "$corpus" ${seeds[@]+"${seeds[@]}"}; then
+                printf 'test: %s found a crash; reproducer under %s/%s*\n' "$name" "$dir" "$prefix" >&2
+                problems+=("$name run")
                 failed=$((failed + 1))
                 return 1
         fi
         passed=$((passed + 1))
+}
+
+# The segment reader, into $1/fuzz-segment-libfuzzer, corpus $1/fuzz-corpus.
+run_fuzz() {
+        fuzz_target fuzz-segment "$1" fuzz- fuzz_sources tests/fuzz-corpus \
+                -I sdk/include/perflib -I sdk/libperflib
+}
+
+# The wire's target: the harness, the fake handlers and the whole of
+# libpcqrpc, built from the sources like the segment target.
+fuzz_rpc_sources() {
+        printf '%s\n' tests/fuzz-rpc.c tests/pv2-fake.c sdk/libpcq/*.c
+}
+
+# The RPC server connection, into $1/fuzz-rpc-libfuzzer, corpus $1/fuzz-rpc-corpus.
+run_fuzz_rpc() {
+        fuzz_target fuzz-rpc "$1" fuzz-rpc- fuzz_rpc_sources tests/fuzz-rpc-corpus \
+                -I sdk/include/perflib -I sdk/libpcq -I tests
 }
 
 build_and_check "build" "$build_dir" --enable-werror "$@"
@@ -129,6 +151,7 @@ PERFLIB_SKIP_DEPS=1 build_and_check "asan build" "$asan_dir" \
 
 if command -v clang >/dev/null 2>&1; then
         run_fuzz "$asan_dir"
+        run_fuzz_rpc "$asan_dir"
 else
         log "fuzz: clang not found, skipped"
 fi

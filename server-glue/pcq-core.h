@@ -8,7 +8,15 @@
  * pcq_core_handlers is the struct pv2_handlers the RPC stubs call; its conn
  * argument is a struct pcq_session * that the transport made for the
  * connection.  A session that is not allowed gets ERROR_ACCESS_DENIED from
- * every method.
+ * every method (open_query then hands out no handle, so a session whose
+ * allowed flag stays as the transport set it never holds a query that it
+ * cannot close).
+ *
+ * Query handles: open_query allocates the query (owned by the stubs' handle
+ * table from then on), close_query frees it.  For the lpData methods
+ * out->data is malloc'd (owned by the stubs after return) and NULL whenever
+ * out->out_size is 0.  The interpretations of MS-PCQ the core makes are
+ * listed at the top of pcq-core.c.
  */
 #ifndef PERFLIBD_PCQ_CORE_H
 #define PERFLIBD_PCQ_CORE_H
@@ -25,6 +33,17 @@ struct pcq_session {
 };
 
 extern const struct pv2_handlers pcq_core_handlers;
+
+/* Win32 codes the core returns that perflib.h does not define. */
+#ifndef ERROR_RESOURCE_LANG_NOT_FOUND
+#define ERROR_RESOURCE_LANG_NOT_FOUND   1815UL
+#endif
+#ifndef ERROR_WMI_INVALID_REGINFO
+#define ERROR_WMI_INVALID_REGINFO       4211UL  /* 0x1073 */
+#endif
+
+/* The locale the namespace's strings are in (en-US), besides 0 (the default). */
+#define PCQ_LCID_ENGLISH 0x0409u
 
 /* Request codes of QueryCounterSetRegistrationInfo (section 3.1.4.1.2). */
 enum pcq_request_code {

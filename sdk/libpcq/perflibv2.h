@@ -128,6 +128,14 @@ int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t siz
 /* Number of query handles this connection holds open. */
 size_t pv2_server_conn_queries(const struct pv2_server_conn *c);
 
+/*
+ * The secondary address (port_any_t) the bind_ack carries: the TCP port as
+ * text for ncacn_ip_tcp, what the transport likes otherwise.  The default
+ * is the empty string (sent as one NUL, which every client parses).  0,
+ * -EINVAL when longer than 255 bytes, -ENOMEM.
+ */
+int pv2_server_conn_set_secondary_address(struct pv2_server_conn *c, const char *addr);
+
 /* ---- client side ---- */
 
 struct pv2_client;
@@ -147,12 +155,30 @@ void pv2_client_free(struct pv2_client *c);
  * The eight methods.  Each returns the method's error_status_t, or, when
  * the call itself failed, one of: ERROR_CONNECTION_ABORTED (0x4D4) when the
  * connection broke or timed out, RPC_S_CALL_FAILED (0x6BE) with the fault
- * status in *ret_fault (if not NULL) when the server answered with a fault.
- * machine may be NULL (sent as an empty string).  *out's data is the
- * caller's to free (pv2_out_done).
+ * status in pv2_client_last_fault() when the server answered with a fault
+ * (or sent a response stub that does not parse: then the status is
+ * PV2_NCA_S_FAULT_NDR).  After ERROR_CONNECTION_ABORTED the client is
+ * unusable and every later call returns the same; after a fault it is fine.
+ * Also ERROR_INVALID_PARAMETER (a NULL argument, machine not UTF-8) and
+ * ERROR_OUTOFMEMORY, before anything is sent.  machine may be NULL (sent as
+ * an empty string).  *out's data is the caller's to free (pv2_out_done); on
+ * any error but the method's own, *out is left as it was.
  */
 #define PV2_RPC_S_CALL_FAILED           0x6BEu
 #define PV2_ERROR_CONNECTION_ABORTED    0x4D4u
+
+/*
+ * The fault statuses the server sends (C706 appendix E, MS-RPCE 2.2.2.11;
+ * the values as Wireshark's packet-dcerpc.c and impacket's rpcrt.py name
+ * them).
+ */
+#define PV2_NCA_S_FAULT_NDR             0x000006F7u     /* bad stub data (RPC_X_BAD_STUB_DATA) */
+#define PV2_NCA_S_FAULT_INVALID_BOUND   0x1C000007u     /* range() or size_is/length_is violated */
+#define PV2_NCA_S_FAULT_CONTEXT_MISMATCH 0x1C00001Au    /* unknown, closed or foreign handle */
+#define PV2_NCA_S_FAULT_REMOTE_NO_MEMORY 0x1C00001Bu
+#define PV2_NCA_S_OP_RNG_ERROR          0x1C010002u     /* opnum out of range */
+#define PV2_NCA_S_UNK_IF                0x1C010003u     /* context id not bound */
+#define PV2_NCA_S_PROTO_ERROR           0x1C01000Bu
 
 /* A context handle as it travels: 4 bytes of attributes, 16 of uuid. */
 struct pv2_handle {

@@ -563,6 +563,13 @@ int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid)
         return 0;
 }
 
+int pl_reader_has_callback(struct pl_reader *r)
+{
+        if (!r)
+                return -EINVAL;
+        return !!(__atomic_load_n(&hdr(r)->flags, __ATOMIC_ACQUIRE) & PL_SEG_F_CALLBACK);
+}
+
 int pl_reader_heap_usage(struct pl_reader *r, uint64_t *ret_used, uint64_t *ret_size)
 {
         if (!r || !ret_used || !ret_size)

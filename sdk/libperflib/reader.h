@@ -68,6 +68,13 @@ PL_PRIVATE int pl_reader_alive(struct pl_reader *r);
 PL_PRIVATE int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid);
 
 /*
+ * 1 when the provider registered a ControlCallback (PerfStartProviderEx with
+ * one, as callback="custom" providers do), 0 when not: perflibd sends
+ * notifications only to those.
+ */
+PL_PRIVATE int pl_reader_has_callback(struct pl_reader *r);
+
+/*
  * How full the segment is: heap bytes handed out so far (freed blocks stay
  * counted; they are reused from free lists) and the heap's size.
  */

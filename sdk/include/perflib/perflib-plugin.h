@@ -8,11 +8,12 @@
  *
  * A plugin exports exactly one symbol, PERFLIB_PLUGIN_ENTRY_SYMBOL, a
  * function returning its descriptor.  perflibd checks abi and size before
- * it calls anything else, then calls start once and stop once.  The
- * server's services reach the plugin only through the table passed to
- * start (perflibd is not linked with -export-dynamic).
+ * it reads any other field or calls anything, then calls start once and,
+ * if start succeeded, stop once before unloading.  The server's services
+ * reach the plugin only through the table passed to start (perflibd is not
+ * linked with -export-dynamic).
  *
- *      static int start(const struct perflib_plugin_services *svc, void **state) {...}
+ *      static uint32_t start(const struct perflib_plugin_services *svc, void **state) {...}
  *      static void stop(void *state) {...}
  *      PERFLIB_PLUGIN_EXPORT const struct perflib_plugin *perflib_plugin_entry_v1(void)
  *      {
@@ -22,6 +23,17 @@
  *              };
  *              return &p;
  *      }
+ *
+ * Build it as a module linked with the SDK, for example with libtool:
+ * "-module -avoid-version -no-undefined" and -lperflib.  A plugin with a
+ * symbol that does not resolve is refused when it is loaded.
+ *
+ * Installing: the plugin directory holds NAME.so files, each a regular file
+ * or a symbolic link to one; names starting with '.' are ignored, so are
+ * subdirectories.  perflibd loads new files, and stops and unloads a plugin
+ * whose file is removed or replaced (a new inode or modification time).
+ * Replace a plugin by renaming a new file over it (install(1) does), never
+ * by rewriting it in place: the running copy is mapped from that file.
  */
 #ifndef PERFLIB_PERFLIB_PLUGIN_H
 #define PERFLIB_PERFLIB_PLUGIN_H
@@ -36,11 +48,20 @@ extern "C" {
 #define PERFLIB_PLUGIN_ENTRY_SYMBOL     "perflib_plugin_entry_v1"
 #define PERFLIB_PLUGIN_EXPORT           __attribute__((visibility("default")))
 
-/* syslog(3) priorities. */
+/*
+ * What the server offers a plugin.  The table stays valid from the call to
+ * start until stop returns, and log may be called from any thread of the
+ * plugin in that time.  Later versions only append fields and grow size:
+ * read a field past the first version's only when size covers it.
+ */
 struct perflib_plugin_services {
         uint32_t abi;                   /* PERFLIB_PLUGIN_ABI */
         uint32_t size;                  /* sizeof(struct perflib_plugin_services) */
-        /* Logs through the server (journal or stderr), tagged with the plugin's name. */
+        /*
+         * Logs through the server (journal or stderr), tagged with the
+         * plugin's name.  priority is a syslog(3) priority (LOG_ERR ...);
+         * the server logs LOG_CRIT at most, in its own facility.
+         */
         void (*log)(const struct perflib_plugin_services *svc, int priority,
                     const char *format, ...) __attribute__((format(printf, 3, 4)));
         const char *runtime_dir;        /* where segments are announced */
@@ -50,7 +71,7 @@ struct perflib_plugin_services {
 struct perflib_plugin {
         uint32_t abi;                   /* PERFLIB_PLUGIN_ABI */
         uint32_t size;                  /* sizeof(struct perflib_plugin) */
-        const char *name;
+        const char *name;               /* short, for logs; NULL: the file's name */
         /*
          * Starts the provider(s): PerfStartProvider, PerfSetCounterSetInfo,
          * instances.  Returns 0 or a Win32 error code; on failure the plugin
@@ -63,6 +84,9 @@ struct perflib_plugin {
 };
 
 typedef const struct perflib_plugin *(*perflib_plugin_entry_fn)(void);
+
+/* The entry point, declared so a plugin defining it gets its type checked. */
+PERFLIB_PLUGIN_EXPORT const struct perflib_plugin *perflib_plugin_entry_v1(void);
 
 #ifdef __cplusplus
 }

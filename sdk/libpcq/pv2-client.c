@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PerflibV2 client: one connection, bound once, calls one at a time.
+ *
+ * Every call has the client's timeout as a deadline for the whole exchange
+ * (poll on a non-blocking socket).  A connection that timed out or saw a
+ * PDU it cannot place is out of step with the server for good: every later
+ * call returns ERROR_CONNECTION_ABORTED without touching the socket.
+ *
+ * The server's reply is untrusted like anything else from a socket:
+ * responses are reassembled up to a bound computed from what the call can
+ * legitimately return, and the stub is checked field by field.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcerpc.h"
+#include "ndr.h"
+#include "perflibv2.h"
+
+#define PV2_CLIENT_FRAG DCERPC_SERVER_MAX_FRAG
+/* Slack over the lpData bytes for the other [out] fields of a response. */
+#define PV2_RESPONSE_SLACK 64u
+
+struct pv2_client {
+        int fd;
+        int timeout_ms;
+        uint32_t next_call_id;
+        uint16_t max_xmit;              /* largest fragment we may send */
+        uint32_t last_fault;
+        bool broken;
+        uint8_t frag[65536];            /* one received fragment */
+};
+
+/* ---- socket I/O under a deadline ---- */
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* deadline < 0: none. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+        for (;;) {
+                int t = -1;
+                if (deadline >= 0) {
+                        int64_t left = deadline - now_ms();
+                        if (left <= 0)
+                                return -ETIMEDOUT;
+                        t = left > 60000 ? 60000 : (int)left;
+                }
+                struct pollfd pfd = { .fd = fd, .events = events };
+                int r = poll(&pfd, 1, t);
+                if (r > 0)
+                        return 0;
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+static int send_all(int fd, const uint8_t *b, size_t n, int64_t deadline)
+{
+        while (n > 0) {
+                ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+                if (k > 0) {
+                        b += k;
+                        n -= (size_t)k;
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                int r = wait_fd(fd, POLLOUT, deadline);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int recv_all(int fd, uint8_t *b, size_t n, int64_t deadline)
+{
+        while (n > 0) {
+                ssize_t k = recv(fd, b, n, 0);
+                if (k > 0) {
+                        b += k;
+                        n -= (size_t)k;
+                        continue;
+                }
+                if (k == 0)
+                        return -ECONNRESET;
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                int r = wait_fd(fd, POLLIN, deadline);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int64_t deadline_of(const struct pv2_client *c)
+{
+        return c->timeout_ms > 0 ? now_ms() + c->timeout_ms : -1;
+}
+
+/* Reads one PDU into c->frag. */
+static int recv_pdu(struct pv2_client *c, struct dcerpc_hdr *ret, int64_t deadline)
+{
+        int r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
+        if (r < 0)
+                return r;
+        r = dcerpc_parse_hdr(c->frag, ret);
+        if (r < 0)
+                return -EPROTO;
+        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, ret->frag_len - DCERPC_HDR_SIZE,
+                        deadline);
+}
+
+/* ---- connect and bind ---- */
+
+static int bind_iface(struct pv2_client *c)
+{
+        int64_t deadline = deadline_of(c);
+        uint8_t b[72] = { 0 };
+        struct dcerpc_hdr h;
+
+        dcerpc_put_hdr(b, DCERPC_BIND, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
+                       sizeof(b), c->next_call_id++);
+        ndr_put_le16(b + 16, PV2_CLIENT_FRAG);
+        ndr_put_le16(b + 18, PV2_CLIENT_FRAG);
+        /* assoc_group 0; one context, id 0, one transfer syntax. */
+        b[24] = 1;
+        b[30] = 1;
+        memcpy(b + 32, dcerpc_pv2_syntax, DCERPC_SYNTAX_SIZE);
+        memcpy(b + 52, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE);
+        int r = send_all(c->fd, b, sizeof(b), deadline);
+        if (r < 0)
+                return r;
+        r = recv_pdu(c, &h, deadline);
+        if (r < 0)
+                return r;
+        if (h.ptype != DCERPC_BIND_ACK || h.frag_len < 28)
+                return -EPROTO;
+
+        struct ndr_pull p;
+        ndr_pull_init(&p, c->frag, h.frag_len);
+        (void)ndr_pull_bytes(&p, DCERPC_HDR_SIZE);
+        (void)ndr_pull_u16(&p);                 /* the server's max_xmit_frag */
+        uint16_t server_recv = ndr_pull_u16(&p);
+        (void)ndr_pull_u32(&p);
+        uint16_t secaddr = ndr_pull_u16(&p);
+        (void)ndr_pull_bytes(&p, secaddr);
+        ndr_pull_align(&p, 4);
+        uint8_t n = ndr_pull_u8(&p);
+        (void)ndr_pull_bytes(&p, 3);
+        const uint8_t *res = ndr_pull_bytes(&p, 24);
+        if (p.err || n < 1 || ndr_le16(res) != DCERPC_RESULT_ACCEPTANCE ||
+            memcmp(res + 4, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE) != 0)
+                return -EPROTO;
+        c->max_xmit = server_recv < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
+                      server_recv > PV2_CLIENT_FRAG ? PV2_CLIENT_FRAG : server_recv;
+        return 0;
+}
+
+static int client_new(int fd, int timeout_ms, struct pv2_client **ret)
+{
+        struct pv2_client *c = calloc(1, sizeof(*c));
+
+        if (!c) {
+                close(fd);
+                return -ENOMEM;
+        }
+        c->fd = fd;
+        c->timeout_ms = timeout_ms;
+        c->next_call_id = 1;
+        int r = bind_iface(c);
+        if (r < 0) {
+                pv2_client_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static int set_nonblock(int fd)
+{
+        int fl = fcntl(fd, F_GETFL);
+
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
+}
+
+int pv2_client_connect_unix(const char *path, int timeout_ms, struct pv2_client **ret)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        if (!path || !ret || timeout_ms < 0)
+                return -EINVAL;
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || set_nonblock(fd) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return client_new(fd, timeout_ms, ret);
+}
+
+/* A non-blocking connect to one address, bounded by deadline. */
+static int connect_one(const struct addrinfo *ai, int64_t deadline)
+{
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                        ai->ai_protocol);
+        int r = 0;
+
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+                r = errno == EINPROGRESS ? wait_fd(fd, POLLOUT, deadline) : -errno;
+                if (r == 0) {
+                        int err = 0;
+                        socklen_t len = sizeof(err);
+                        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+                                err = errno;
+                        r = -err;
+                }
+        }
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
+                           struct pv2_client **ret)
+{
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+        struct addrinfo *res = NULL;
+        int r = -ECONNREFUSED;
+
+        if (!host || !port || !ret || timeout_ms < 0)
+                return -EINVAL;
+        if (getaddrinfo(host, port, &hints, &res) != 0)
+                return -EHOSTUNREACH;
+        int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+        int fd = -1;
+        for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+                fd = connect_one(ai, deadline);
+                if (fd < 0)
+                        r = fd;
+        }
+        freeaddrinfo(res);
+        if (fd < 0)
+                return r;
+        return client_new(fd, timeout_ms, ret);
+}
+
+void pv2_client_free(struct pv2_client *c)
+{
+        if (!c)
+                return;
+        if (c->fd >= 0)
+                close(c->fd);
+        free(c);
+}
+
+uint32_t pv2_client_last_fault(const struct pv2_client *c)
+{
+        return c ? c->last_fault : 0;
+}
+
+/* ---- one call ---- */
+
+/*
+ * Sends stub as a request of opnum, reassembles the response stub (at most
+ * resp_cap bytes) into *ret (malloc'd, the caller's).  Returns 0, the
+ * RPC_S_CALL_FAILED of a fault, ERROR_CONNECTION_ABORTED or
+ * ERROR_OUTOFMEMORY.
+ */
+static uint32_t call(struct pv2_client *c, uint16_t opnum, const struct ndr_push *stub,
+                     size_t resp_cap, struct ndr_push *ret)
+{
+        uint8_t *pdus = NULL;
+        size_t pdus_len = 0;
+        int64_t deadline = deadline_of(c);
+        uint32_t call_id = c->next_call_id++;
+
+        if (c->broken)
+                return PV2_ERROR_CONNECTION_ABORTED;
+        if (stub->err)
+                return stub->err == -ENOMEM ? ERROR_OUTOFMEMORY : ERROR_INVALID_PARAMETER;
+        if (dcerpc_append_call(&pdus, &pdus_len, DCERPC_REQUEST, call_id, 0, opnum,
+                               stub->data, stub->size, c->max_xmit) < 0) {
+                free(pdus);
+                return ERROR_OUTOFMEMORY;
+        }
+        int r = send_all(c->fd, pdus, pdus_len, deadline);
+        free(pdus);
+        ndr_push_init(ret);
+        for (bool first = true; r == 0;) {
+                struct dcerpc_hdr h;
+                r = recv_pdu(c, &h, deadline);
+                if (r < 0)
+                        break;
+                if (h.call_id != call_id || h.auth_len != 0 ||
+                    (first && !(h.flags & DCERPC_PFC_FIRST_FRAG))) {
+                        r = -EPROTO;
+                        break;
+                }
+                if (h.ptype == DCERPC_FAULT && h.frag_len >= DCERPC_FAULT_SIZE) {
+                        c->last_fault = ndr_le32(c->frag + 24);
+                        ndr_push_done(ret);
+                        return PV2_RPC_S_CALL_FAILED;
+                }
+                if (h.ptype != DCERPC_RESPONSE || h.frag_len < DCERPC_CALL_HDR_SIZE ||
+                    h.frag_len - DCERPC_CALL_HDR_SIZE > resp_cap - ret->size) {
+                        r = -EPROTO;
+                        break;
+                }
+                if (first) {
+                        /* alloc_hint sizes the buffer, within what the call may return. */
+                        uint32_t hint = ndr_le32(c->frag + 16);
+                        ndr_push_presize(ret, hint < resp_cap ? hint : resp_cap);
+                }
+                ndr_push_bytes(ret, c->frag + DCERPC_CALL_HDR_SIZE,
+                               h.frag_len - DCERPC_CALL_HDR_SIZE);
+                if (ret->err) {
+                        r = ret->err;
+                        break;
+                }
+                first = false;
+                if (h.flags & DCERPC_PFC_LAST_FRAG)
+                        return 0;
+        }
+        ndr_push_done(ret);
+        c->broken = true;
+        return PV2_ERROR_CONNECTION_ABORTED;
+}
+
+/* A response stub that does not parse: reported like a fault the client raised. */
+static uint32_t bad_stub(struct pv2_client *c)
+{
+        c->last_fault = PV2_NCA_S_FAULT_NDR;
+        return PV2_RPC_S_CALL_FAILED;
+}
+
+/* ---- [in] parameters ---- */
+
+/* machine as UTF-16LE [string]; NULL is the empty string. */
+static void push_machine(struct ndr_push *p, const char *machine)
+{
+        const unsigned char *s = (const unsigned char *)(machine ? machine : "");
+        size_t n = strlen((const char *)s);
+        uint8_t *u = malloc((n + 1) * 4);
+        size_t k = 0;
+
+        if (!u) {
+                p->err = p->err ? p->err : -ENOMEM;
+                return;
+        }
+        for (size_t i = 0; i < n;) {
+                uint32_t cp;
+                size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xe0) == 0xc0 ? 2 :
+                             (s[i] & 0xf0) == 0xe0 ? 3 : (s[i] & 0xf8) == 0xf0 ? 4 : 0;
+                if (len == 0 || len > n - i)
+                        goto bad;
+                cp = len == 1 ? s[i] : s[i] & (0x7f >> len);
+                for (size_t j = 1; j < len; j++) {
+                        if ((s[i + j] & 0xc0) != 0x80)
+                                goto bad;
+                        cp = cp << 6 | (s[i + j] & 0x3f);
+                }
+                if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        goto bad;
+                if (cp >= 0x10000) {
+                        cp -= 0x10000;
+                        ndr_put_le16(u + 2 * k++, (uint16_t)(0xd800 | cp >> 10));
+                        cp = 0xdc00 | (cp & 0x3ff);
+                }
+                ndr_put_le16(u + 2 * k++, (uint16_t)cp);
+                i += len;
+        }
+        ndr_put_le16(u + 2 * k++, 0);
+        ndr_push_wstring(p, u, (uint32_t)k);
+        free(u);
+        return;
+bad:
+        free(u);
+        p->err = p->err ? p->err : -EINVAL;
+}
+
+/* ---- the lpData methods ---- */
+
+/* Sends stub, parses pdwOutSize, pdwRtnSize, lpData and the status into out. */
+static uint32_t out_call(struct pv2_client *c, uint16_t opnum, struct ndr_push *stub,
+                         uint32_t in_size, size_t elem, struct pv2_out *out)
+{
+        struct ndr_push resp;
+        size_t cap = (size_t)in_size * elem + PV2_RESPONSE_SLACK;
+        uint32_t st = call(c, opnum, stub, cap, &resp);
+
+        ndr_push_done(stub);
+        if (st != ERROR_SUCCESS)
+                return st;
+
+        struct ndr_pull p;
+        ndr_pull_init(&p, resp.data, resp.size);
+        uint32_t out_size = ndr_pull_u32(&p);
+        uint32_t rtn_size = ndr_pull_u32(&p);
+        uint32_t actual = ndr_pull_varying_header(&p, in_size);
+        const uint8_t *data = ndr_pull_bytes(&p, (size_t)actual * elem);
+        st = ndr_pull_u32(&p);
+        if (p.err || actual != out_size) {
+                ndr_push_done(&resp);
+                return bad_stub(c);
+        }
+        uint8_t *copy = malloc(actual ? (size_t)actual * elem : 1);
+        if (!copy) {
+                ndr_push_done(&resp);
+                return ERROR_OUTOFMEMORY;
+        }
+        if (actual)
+                memcpy(copy, data, (size_t)actual * elem);
+        ndr_push_done(&resp);
+        pv2_out_done(out);
+        *out = (struct pv2_out){ .data = copy, .out_size = out_size, .rtn_size = rtn_size };
+        return st;
+}
+
+uint32_t pv2_enumerate_counterset(struct pv2_client *c, const char *machine,
+                                  uint32_t in_size, struct pv2_out *out)
+{
+        struct ndr_push p;
+
+        if (!c || !out)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        push_machine(&p, machine);
+        ndr_push_u32(&p, in_size);
+        return out_call(c, PV2_ENUMERATE_COUNTERSET, &p, in_size, sizeof(GUID), out);
+}
+
+uint32_t pv2_query_registration_info(struct pv2_client *c, const char *machine,
+                                     const GUID *counterset, uint32_t request_code,
+                                     uint32_t request_lcid, uint32_t in_size,
+                                     struct pv2_out *out)
+{
+        struct ndr_push p;
+
+        if (!c || !counterset || !out)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        push_machine(&p, machine);
+        ndr_push_guid(&p, counterset);
+        ndr_push_u32(&p, request_code);
+        ndr_push_u32(&p, request_lcid);
+        ndr_push_u32(&p, in_size);
+        return out_call(c, PV2_QUERY_COUNTERSET_REGISTRATION_INFO, &p, in_size, 1, out);
+}
+
+uint32_t pv2_enumerate_instances(struct pv2_client *c, const char *machine,
+                                 const GUID *counterset, uint32_t in_size,
+                                 struct pv2_out *out)
+{
+        struct ndr_push p;
+
+        if (!c || !counterset || !out)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        push_machine(&p, machine);
+        ndr_push_guid(&p, counterset);
+        ndr_push_u32(&p, in_size);
+        return out_call(c, PV2_ENUMERATE_COUNTERSET_INSTANCES, &p, in_size, 1, out);
+}
+
+uint32_t pv2_query_counter_info(struct pv2_client *c, const struct pv2_handle *h,
+                                uint32_t in_size, struct pv2_out *out)
+{
+        struct ndr_push p;
+
+        if (!c || !h || !out)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        ndr_push_handle(&p, h->bytes);
+        ndr_push_u32(&p, in_size);
+        return out_call(c, PV2_QUERY_COUNTER_INFO, &p, in_size, 1, out);
+}
+
+uint32_t pv2_query_counter_data(struct pv2_client *c, const struct pv2_handle *h,
+                                uint32_t in_size, struct pv2_out *out)
+{
+        struct ndr_push p;
+
+        if (!c || !h || !out)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        ndr_push_handle(&p, h->bytes);
+        ndr_push_u32(&p, in_size);
+        return out_call(c, PV2_QUERY_COUNTER_DATA, &p, in_size, 1, out);
+}
+
+/* ---- the handle methods ---- */
+
+/* Sends stub; the response is a handle and the status. */
+static uint32_t handle_call(struct pv2_client *c, uint16_t opnum, struct ndr_push *stub,
+                            struct pv2_handle *ret)
+{
+        struct ndr_push resp;
+        uint32_t st = call(c, opnum, stub, NDR_HANDLE_SIZE + 4, &resp);
+
+        ndr_push_done(stub);
+        if (st != ERROR_SUCCESS)
+                return st;
+        struct ndr_pull p;
+        struct pv2_handle h;
+        ndr_pull_init(&p, resp.data, resp.size);
+        ndr_pull_handle(&p, h.bytes);
+        st = ndr_pull_u32(&p);
+        int err = p.err;
+        ndr_push_done(&resp);
+        if (err)
+                return bad_stub(c);
+        *ret = h;
+        return st;
+}
+
+uint32_t pv2_open_query(struct pv2_client *c, const char *machine, struct pv2_handle *ret)
+{
+        struct ndr_push p;
+
+        if (!c || !ret)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        push_machine(&p, machine);
+        return handle_call(c, PV2_OPEN_QUERY_HANDLE, &p, ret);
+}
+
+uint32_t pv2_close_query(struct pv2_client *c, struct pv2_handle *h)
+{
+        struct ndr_push p;
+
+        if (!c || !h)
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        ndr_push_handle(&p, h->bytes);
+        return handle_call(c, PV2_CLOSE_QUERY_HANDLE, &p, h);
+}
+
+uint32_t pv2_validate_counters(struct pv2_client *c, const struct pv2_handle *h,
+                               uint8_t *data, uint32_t in_size, uint32_t add)
+{
+        struct ndr_push p, resp;
+
+        if (!c || !h || (!data && in_size))
+                return ERROR_INVALID_PARAMETER;
+        ndr_push_init(&p);
+        ndr_push_handle(&p, h->bytes);
+        ndr_push_u32(&p, in_size);
+        ndr_push_u32(&p, in_size);
+        ndr_push_bytes(&p, data, in_size);
+        ndr_push_u32(&p, add);
+        uint32_t st = call(c, PV2_VALIDATE_COUNTERS, &p, (size_t)in_size + 16, &resp);
+        ndr_push_done(&p);
+        if (st != ERROR_SUCCESS)
+                return st;
+
+        struct ndr_pull q;
+        ndr_pull_init(&q, resp.data, resp.size);
+        uint32_t max = ndr_pull_u32(&q);
+        const uint8_t *bytes = max == in_size ? ndr_pull_bytes(&q, in_size) : NULL;
+        st = ndr_pull_u32(&q);
+        if (q.err || !bytes) {
+                ndr_push_done(&resp);
+                return bad_stub(c);
+        }
+        if (in_size)
+                memcpy(data, bytes, in_size);
+        ndr_push_done(&resp);
+        return st;
+}

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One server connection: received bytes are cut into PDUs, binds and
+ * alter_contexts are answered, request fragments are reassembled and handed
+ * to the stubs, and responses go back in fragments of the negotiated size.
+ *
+ * Everything here comes from a peer: no length is used before it has been
+ * checked, a fragment is at most 64 KiB (frag_length is 16 bits), and a
+ * reassembled request is capped at PV2_MAX_REQUEST whatever alloc_hint says.
+ *
+ * Protocol violations that leave the connection in an unknown state (bad
+ * version or drep, a PDU type a client never sends, fragments out of order,
+ * a request before the bind) are answered with a bind_nak or a fault and
+ * -EPROTO, so the transport closes the connection.  Errors confined to one
+ * call (bad stub data, unknown opnum, unknown context) only fault the call.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "dcerpc.h"
+#include "ndr.h"
+#include "pv2-stubs.h"
+
+/* The largest request stub: ValidateCounters' 64 MiB buffer and its parameters. */
+#define PV2_MAX_REQUEST (PV2_MAX_VALIDATE_BYTES + 65536u)
+/* Presentation contexts one connection may have accepted. */
+#define PV2_MAX_CONTEXTS 16u
+#define PV2_MAX_SECADDR 255u
+
+struct pv2_server_conn {
+        struct pv2_stubs *stubs;
+
+        uint8_t *in;                    /* received bytes not yet a whole PDU */
+        size_t in_len;
+        size_t in_cap;
+
+        bool bound;
+        uint16_t max_xmit;              /* largest fragment we send */
+        uint16_t max_recv;              /* largest fragment we accept */
+        uint32_t assoc_group;
+        uint16_t ctx_ids[PV2_MAX_CONTEXTS];
+        size_t n_ctx;
+        char secaddr[PV2_MAX_SECADDR + 1];
+
+        /* The request being reassembled. */
+        bool in_call;
+        uint32_t call_id;
+        uint16_t call_ctx;
+        uint16_t call_opnum;
+        uint8_t *req;
+        size_t req_len;
+        size_t req_cap;
+};
+
+/* Where a reply goes: the caller's growing buffer. */
+struct pv2_reply {
+        uint8_t **out;
+        size_t *out_len;
+};
+
+int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
+                        struct pv2_server_conn **ret)
+{
+        if (!handlers || !ret)
+                return -EINVAL;
+        struct pv2_server_conn *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        int r = pv2_stubs_new(handlers, conn, &c->stubs);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        c->max_xmit = DCERPC_MIN_FRAG;
+        c->max_recv = DCERPC_MIN_FRAG;
+        *ret = c;
+        return 0;
+}
+
+void pv2_server_conn_free(struct pv2_server_conn *c)
+{
+        if (!c)
+                return;
+        pv2_stubs_free(c->stubs);
+        free(c->in);
+        free(c->req);
+        free(c);
+}
+
+size_t pv2_server_conn_queries(const struct pv2_server_conn *c)
+{
+        return c ? pv2_stubs_queries(c->stubs) : 0;
+}
+
+int pv2_server_conn_set_secondary_address(struct pv2_server_conn *c, const char *addr)
+{
+        if (!c || !addr || strlen(addr) > PV2_MAX_SECADDR)
+                return -EINVAL;
+        strcpy(c->secaddr, addr);
+        return 0;
+}
+
+/* ---- bind and alter_context ---- */
+
+/* A reply was queued (or failed to be): either way the connection ends. */
+static int closing(int r)
+{
+        return r < 0 ? r : -EPROTO;
+}
+
+static void call_reset(struct pv2_server_conn *c)
+{
+        c->in_call = false;
+        c->req_len = 0;
+}
+
+static int append_bind_nak(struct pv2_reply *rp, uint32_t call_id, uint16_t reason)
+{
+        /* The reason, then p_rt_versions_supported: one version, 5.0. */
+        uint8_t *b;
+        int r = dcerpc_grow(rp->out, rp->out_len, 24, &b);
+
+        if (r < 0)
+                return r;
+        memset(b, 0, 24);
+        dcerpc_put_hdr(b, DCERPC_BIND_NAK, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
+                       24, call_id);
+        ndr_put_le16(b + 16, reason);
+        b[18] = 1;
+        b[19] = 5;
+        b[20] = 0;
+        return 0;
+}
+
+static bool ctx_known(const struct pv2_server_conn *c, uint16_t id)
+{
+        for (size_t i = 0; i < c->n_ctx; i++)
+                if (c->ctx_ids[i] == id)
+                        return true;
+        return false;
+}
+
+/*
+ * Decides one p_cont_elem_t: writes its 24-byte p_result_t to res.  The
+ * element is at *p (the reader moves past it).
+ */
+static void bind_one_context(struct pv2_server_conn *c, struct ndr_pull *p, uint8_t res[24])
+{
+        uint16_t id = ndr_pull_u16(p);
+        uint8_t n_ts = ndr_pull_u8(p);
+        (void)ndr_pull_u8(p);
+        const uint8_t *abstract = ndr_pull_bytes(p, DCERPC_SYNTAX_SIZE);
+        const uint8_t *ts = ndr_pull_bytes(p, (size_t)n_ts * DCERPC_SYNTAX_SIZE);
+        uint16_t result = DCERPC_RESULT_PROVIDER_REJECTION;
+        uint16_t reason = DCERPC_REASON_ABSTRACT_SYNTAX;
+        const uint8_t *accepted = NULL;
+
+        memset(res, 0, 24);
+        if (p->err)
+                return;
+        for (uint8_t i = 0; i < n_ts; i++) {
+                const uint8_t *t = ts + (size_t)i * DCERPC_SYNTAX_SIZE;
+                if (memcmp(t, dcerpc_btfn_prefix, sizeof(dcerpc_btfn_prefix)) == 0) {
+                        /* No optional features: acknowledge with none. */
+                        ndr_put_le16(res, DCERPC_RESULT_NEGOTIATE_ACK);
+                        return;
+                }
+        }
+        /* Same major version; a client asking for a newer minor is refused. */
+        if (memcmp(abstract, dcerpc_pv2_syntax, 18) == 0 && ndr_le16(abstract + 18) == 0) {
+                reason = DCERPC_REASON_TRANSFER_SYNTAXES;
+                for (uint8_t i = 0; i < n_ts && !accepted; i++)
+                        if (memcmp(ts + (size_t)i * DCERPC_SYNTAX_SIZE, dcerpc_ndr_syntax,
+                                   DCERPC_SYNTAX_SIZE) == 0)
+                                accepted = dcerpc_ndr_syntax;
+        }
+        if (accepted && !ctx_known(c, id) && c->n_ctx >= PV2_MAX_CONTEXTS) {
+                accepted = NULL;
+                reason = DCERPC_REASON_LOCAL_LIMIT;
+        }
+        if (accepted) {
+                if (!ctx_known(c, id))
+                        c->ctx_ids[c->n_ctx++] = id;
+                result = DCERPC_RESULT_ACCEPTANCE;
+                reason = 0;
+                memcpy(res + 4, accepted, DCERPC_SYNTAX_SIZE);
+        }
+        ndr_put_le16(res, result);
+        ndr_put_le16(res + 2, reason);
+}
+
+static uint32_t new_assoc_group(void)
+{
+        uint32_t g = 0;
+
+        while (g == 0)
+                if (getrandom(&g, sizeof(g), 0) != sizeof(g))
+                        g = 0x5043510a;         /* "PCQ\n": no entropy, any nonzero id */
+        return g;
+}
+
+/* Appends the bind_ack or alter_context_resp (C706 12.6.4.4, 12.6.4.2). */
+static int append_bind_ack(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                           uint8_t n, const uint8_t results[][24], struct pv2_reply *rp)
+{
+        bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
+        struct ndr_push o;
+
+        ndr_push_init(&o);
+        (void)ndr_push_reserve(&o, DCERPC_HDR_SIZE);
+        ndr_push_u16(&o, c->max_xmit);
+        ndr_push_u16(&o, c->max_recv);
+        ndr_push_u32(&o, c->assoc_group);
+        if (alter) {
+                /* As Windows does: no secondary address in an alter_context_resp. */
+                ndr_push_u16(&o, 0);
+        } else {
+                /* port_any_t: length including the NUL, then the string. */
+                size_t len = strlen(c->secaddr) + 1;
+                ndr_push_u16(&o, (uint16_t)len);
+                ndr_push_bytes(&o, c->secaddr, len);
+        }
+        ndr_push_align(&o, 4);
+        ndr_push_u8(&o, n);
+        ndr_push_u8(&o, 0);
+        ndr_push_u16(&o, 0);
+        for (uint8_t i = 0; i < n; i++)
+                ndr_push_bytes(&o, results[i], 24);
+
+        uint8_t *b;
+        int r = o.err ? o.err : o.size > UINT16_MAX ? -E2BIG : 0;
+        if (r == 0) {
+                dcerpc_put_hdr(o.data, alter ? DCERPC_ALTER_CONTEXT_RESP : DCERPC_BIND_ACK,
+                               DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
+                               (uint16_t)o.size, h->call_id);
+                r = dcerpc_grow(rp->out, rp->out_len, o.size, &b);
+        }
+        if (r == 0)
+                memcpy(b, o.data, o.size);
+        ndr_push_done(&o);
+        return r;
+}
+
+static uint16_t clamp_frag(uint16_t v)
+{
+        /* Below C706's minimum is a broken peer: it gets the minimum. */
+        return v < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
+               v > DCERPC_SERVER_MAX_FRAG ? DCERPC_SERVER_MAX_FRAG : v;
+}
+
+/* Answers a bind or alter_context whose body (after the header) is body. */
+static int handle_bind(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                       const uint8_t *body, size_t body_len, struct pv2_reply *rp)
+{
+        bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
+        uint8_t both = DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG;
+        uint8_t results[255][24];
+        struct ndr_pull p;
+
+        if (h->auth_len > 0 && !alter)
+                /* Authentication comes later: refuse it rather than ignore it. */
+                return closing(append_bind_nak(rp, h->call_id, DCERPC_NAK_AUTH_TYPE));
+        if (h->auth_len > 0 || alter != c->bound || (h->flags & both) != both)
+                goto proto;
+
+        ndr_pull_init(&p, body, body_len);
+        uint16_t client_xmit = ndr_pull_u16(&p);
+        uint16_t client_recv = ndr_pull_u16(&p);
+        uint32_t group = ndr_pull_u32(&p);
+        uint8_t n = ndr_pull_u8(&p);
+        (void)ndr_pull_u8(&p);
+        (void)ndr_pull_u16(&p);
+        for (uint8_t i = 0; i < n && !p.err; i++) {
+                ndr_pull_align(&p, 4);
+                bind_one_context(c, &p, results[i]);
+        }
+        if (p.err)
+                goto proto;
+        if (!alter) {
+                c->max_recv = clamp_frag(client_xmit);
+                c->max_xmit = clamp_frag(client_recv);
+                c->assoc_group = group ? group : new_assoc_group();
+                c->bound = true;
+        }
+        return append_bind_ack(c, h, n, (const uint8_t (*)[24])results, rp);
+
+proto:
+        if (!c->bound)
+                return closing(append_bind_nak(rp, h->call_id, DCERPC_NAK_NOT_SPECIFIED));
+        return closing(dcerpc_append_fault(rp->out, rp->out_len, h->call_id, 0,
+                                           PV2_NCA_S_PROTO_ERROR, DCERPC_PFC_DID_NOT_EXECUTE));
+}
+
+/* ---- requests ---- */
+
+/* Runs the reassembled call and appends its response or fault. */
+static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
+{
+        struct ndr_push o;
+        uint32_t fault = 0;
+        int r;
+
+        ndr_push_init(&o);
+        if (!ctx_known(c, c->call_ctx))
+                fault = PV2_NCA_S_UNK_IF;
+        else if (pv2_stubs_call(c->stubs, c->call_opnum, c->req, c->req_len, &o, &fault) < 0)
+                fault = PV2_NCA_S_FAULT_REMOTE_NO_MEMORY;
+        if (fault)
+                r = dcerpc_append_fault(rp->out, rp->out_len, c->call_id, c->call_ctx, fault,
+                                        fault == PV2_NCA_S_UNK_IF ||
+                                        fault == PV2_NCA_S_OP_RNG_ERROR ?
+                                        DCERPC_PFC_DID_NOT_EXECUTE : 0);
+        else
+                r = dcerpc_append_call(rp->out, rp->out_len, DCERPC_RESPONSE, c->call_id,
+                                       c->call_ctx, 0, o.data, o.size, c->max_xmit);
+        ndr_push_done(&o);
+        call_reset(c);
+        if (c->req_cap > 65536) {
+                /* Do not keep a 64 MiB buffer around for the next small call. */
+                free(c->req);
+                c->req = NULL;
+                c->req_cap = 0;
+        }
+        return r;
+}
+
+static int req_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
+{
+        if (c->req_len + n > c->req_cap) {
+                size_t cap = c->req_cap ? c->req_cap : 4096;
+                while (cap < c->req_len + n)
+                        cap *= 2;
+                /* The caller keeps req_len + n within the cap: never double past it. */
+                if (cap > PV2_MAX_REQUEST)
+                        cap = c->req_len + n > PV2_MAX_REQUEST ? c->req_len + n : PV2_MAX_REQUEST;
+                uint8_t *d = realloc(c->req, cap);
+                if (!d)
+                        return -ENOMEM;
+                c->req = d;
+                c->req_cap = cap;
+        }
+        if (n)
+                memcpy(c->req + c->req_len, b, n);
+        c->req_len += n;
+        return 0;
+}
+
+static int fault_and_close(struct pv2_server_conn *c, uint32_t call_id, uint32_t status,
+                           struct pv2_reply *rp)
+{
+        call_reset(c);
+        return closing(dcerpc_append_fault(rp->out, rp->out_len, call_id, 0, status,
+                                           DCERPC_PFC_DID_NOT_EXECUTE));
+}
+
+static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                          const uint8_t *pdu, struct pv2_reply *rp)
+{
+        size_t hdr = DCERPC_CALL_HDR_SIZE;
+
+        if (!c->bound || h->auth_len > 0)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        if (h->flags & DCERPC_PFC_OBJECT_UUID)
+                hdr += 16;
+        /* Longer fragments than max_recv are tolerated: 64 KiB bounds them anyway. */
+        if (h->frag_len < hdr)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+
+        uint32_t alloc_hint = ndr_le32(pdu + 16);
+        uint16_t ctx = ndr_le16(pdu + 20);
+        uint16_t opnum = ndr_le16(pdu + 22);
+        bool first = h->flags & DCERPC_PFC_FIRST_FRAG;
+
+        /* One call at a time: fragments of another call, or a missing first one, are fatal. */
+        if (first == c->in_call || (c->in_call && h->call_id != c->call_id))
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        if (first) {
+                c->in_call = true;
+                c->call_id = h->call_id;
+                c->call_ctx = ctx;
+                c->call_opnum = opnum;
+                c->req_len = 0;
+                /* alloc_hint is only a hint: it presizes, within reason. */
+                if (alloc_hint > c->req_cap && alloc_hint <= 1u << 20) {
+                        uint8_t *d = realloc(c->req, alloc_hint);
+                        if (d) {
+                                c->req = d;
+                                c->req_cap = alloc_hint;
+                        }
+                }
+        }
+        size_t n = h->frag_len - hdr;
+        if (n > PV2_MAX_REQUEST - c->req_len)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        if (req_append(c, pdu + hdr, n) < 0) {
+                call_reset(c);
+                return closing(dcerpc_append_fault(rp->out, rp->out_len, h->call_id, ctx,
+                                           PV2_NCA_S_FAULT_REMOTE_NO_MEMORY,
+                                           DCERPC_PFC_DID_NOT_EXECUTE));
+        }
+        if (h->flags & DCERPC_PFC_LAST_FRAG)
+                return dispatch(c, rp);
+        return 0;
+}
+
+/* ---- the PDU loop ---- */
+
+static int handle_pdu(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                      const uint8_t *pdu, struct pv2_reply *rp)
+{
+        size_t body = h->frag_len - DCERPC_HDR_SIZE - h->auth_len;
+
+        switch (h->ptype) {
+        case DCERPC_BIND:
+        case DCERPC_ALTER_CONTEXT:
+                return handle_bind(c, h, pdu + DCERPC_HDR_SIZE, body, rp);
+        case DCERPC_REQUEST:
+                return handle_request(c, h, pdu, rp);
+        case DCERPC_CO_CANCEL:
+                /* Calls run to completion as soon as they are whole: nothing to cancel. */
+                return 0;
+        case DCERPC_ORPHANED:
+                /* The client gave up the call it was sending: forget its fragments. */
+                if (c->in_call && h->call_id == c->call_id)
+                        call_reset(c);
+                return 0;
+        case DCERPC_AUTH3:
+                /* Never valid: we accept no authentication. */
+        default:
+                /* Server-to-client types, shutdown included, and unknown ones. */
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        }
+}
+
+/* Keeps the unparsed tail: at most one partial fragment, so at most 64 KiB. */
+static int in_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
+{
+        if (n > SIZE_MAX / 2 - c->in_len)
+                return -ENOMEM;
+        if (c->in_len + n > c->in_cap) {
+                size_t cap = c->in_len + n;
+                uint8_t *d = realloc(c->in, cap);
+                if (!d)
+                        return -ENOMEM;
+                c->in = d;
+                c->in_cap = cap;
+        }
+        if (n)
+                memcpy(c->in + c->in_len, b, n);
+        c->in_len += n;
+        return 0;
+}
+
+/*
+ * The answer to a PDU whose common header is wrong: a bind (or anything
+ * before the bind) gets a bind_nak, protocol_version_not_supported for a
+ * version other than 5.0; anything else a fault.  Either way the stream
+ * cannot be trusted any further.
+ */
+static int bad_header(struct pv2_server_conn *c, const uint8_t *b, int err,
+                      struct pv2_reply *rp)
+{
+        uint32_t call_id = ndr_le32(b + 12);
+        uint16_t reason = err == -EPROTONOSUPPORT ? DCERPC_NAK_PROTOCOL_VERSION
+                                                  : DCERPC_NAK_NOT_SPECIFIED;
+
+        if (!c->bound || b[2] == DCERPC_BIND)
+                return closing(append_bind_nak(rp, call_id, reason));
+        return fault_and_close(c, call_id, PV2_NCA_S_PROTO_ERROR, rp);
+}
+
+int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t size,
+                         uint8_t **out, size_t *out_len)
+{
+        struct pv2_reply rp = { out, out_len };
+        size_t off = 0;
+        int r;
+
+        if (!c || (!data && size) || !out || !out_len)
+                return -EINVAL;
+        r = in_append(c, data, size);
+        if (r < 0)
+                return r;
+        while (c->in_len - off >= DCERPC_HDR_SIZE) {
+                const uint8_t *b = c->in + off;
+                struct dcerpc_hdr h;
+
+                r = dcerpc_parse_hdr(b, &h);
+                if (r < 0) {
+                        r = bad_header(c, b, r, &rp);
+                        break;
+                }
+                if (c->in_len - off < h.frag_len)
+                        break;
+                r = handle_pdu(c, &h, b, &rp);
+                off += h.frag_len;
+                if (r < 0)
+                        break;
+        }
+        if (r < 0) {
+                /* The connection is done: drop what is left. */
+                c->in_len = 0;
+                return r == -EPROTO || r == -ENOMEM ? r : -EPROTO;
+        }
+        if (off) {
+                memmove(c->in, c->in + off, c->in_len - off);
+                c->in_len -= off;
+        }
+        return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns-live.h: the real namespace (ns.c) behind ns.h, over libperflib's
+ * segment reader.  perflibd owns one; the eight operations read it through
+ * ns.h between two ns_refresh() calls.
+ */
+#ifndef PERFLIBD_NS_LIVE_H
+#define PERFLIBD_NS_LIVE_H
+
+#include <stddef.h>
+
+#include "ns.h"
+
+/*
+ * A namespace over the providers announced in runtime_dir (copied).  Owned
+ * by the caller (ns_free, which accepts NULL and closes every reader).
+ */
+int ns_new(const char *runtime_dir, struct ns **ret);
+void ns_free(struct ns *ns);
+
+/*
+ * The installed providers (the registry): borrowed, and must stay valid
+ * until the next ns_set_installed() or ns_free().  Takes effect at the next
+ * ns_refresh().
+ */
+void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs, size_t n);
+
+/* The runtime directory changed (inotify): rescan it at the next refresh. */
+void ns_runtime_changed(struct ns *ns);
+
+/*
+ * Brings the namespace up to date: drops providers that died, adds those
+ * announced since the last scan, and rebuilds the counterset list when
+ * anything changed (invalidating every pointer ns_at/ns_find returned).
+ * Cheap when nothing changed: one poll(2) per live provider.
+ */
+int ns_refresh(struct ns *ns);
+
+/* Live providers (segments) and countersets, for sd_notify's status line. */
+size_t ns_providers(const struct ns *ns);
+
+#endif /* PERFLIBD_NS_LIVE_H */

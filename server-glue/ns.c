@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The namespace over live segments and installed manifests (ns.h,
+ * ns-live.h).
+ *
+ * A counterset's metadata comes from, in order of preference: the
+ * self-description of a live provider that publishes it, the installed
+ * manifest, and the bare segment descriptor (which has types and sizes but
+ * no names: such a counterset is named by its GUID and its counters by
+ * their ids).  Its counter list is the segment's when it is live, so that
+ * values and metadata always agree; it is the manifest's when nobody
+ * publishes it.  Several providers may publish the same counterset (two
+ * copies of one program): their instances are merged, each provider's
+ * counters mapped by id onto the list.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns-live.h"
+#include "reader.h"
+
+struct ns_prov {
+        char *path;                     /* its collect service socket */
+        struct pl_reader *r;
+        int n_csets;                    /* counterset count at the last build */
+        bool has_desc;                  /* its self-description was seen */
+        bool callback;                  /* it has a ControlCallback */
+};
+
+/* One provider's copy of a counterset. */
+struct ns_src {
+        struct ns_prov *p;
+        uint32_t cset_index;            /* in the provider's segment */
+        uint32_t *map;                  /* ns counter i -> segment counter map[i]; NULL = identity */
+};
+
+struct ns_entry {
+        struct ns_counterset pub;
+        struct ns_counter *counters;
+        struct ns_src *src;
+        size_t n_src;
+        char *fallback_names;           /* GUID text and counter ids, when nothing names them */
+};
+
+struct ns {
+        char *runtime_dir;
+        const struct ctrpp_provider_desc *const *installed;
+        size_t n_installed;
+        struct ns_prov **provs;
+        size_t n_provs;
+        struct ns_entry *entries;
+        size_t n_entries;
+        bool rescan;                    /* scan the runtime directory at the next refresh */
+        bool dirty;                     /* rebuild the counterset list at the next refresh */
+};
+
+/* ---- providers ---- */
+
+static void prov_free(struct ns_prov *p)
+{
+        if (!p)
+                return;
+        pl_reader_close(p->r);
+        free(p->path);
+        free(p);
+}
+
+static struct ns_prov *prov_find(const struct ns *ns, const char *path)
+{
+        for (size_t i = 0; i < ns->n_provs; i++)
+                if (strcmp(ns->provs[i]->path, path) == 0)
+                        return ns->provs[i];
+        return NULL;
+}
+
+static int prov_add(const char *path, void *userdata)
+{
+        struct ns *ns = userdata;
+        struct ns_prov *p, **v;
+
+        if (prov_find(ns, path))
+                return 0;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->n_csets = -1;
+        v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
+        if (v)
+                ns->provs = v;
+        p->path = strdup(path);
+        if (!p->path || !v) {
+                prov_free(p);
+                return -ENOMEM;
+        }
+        /* A provider that exits between the scan and here is simply not added. */
+        if (pl_reader_open(path, &p->r) < 0) {
+                prov_free(p);
+                return 0;
+        }
+        p->callback = pl_reader_has_callback(p->r) > 0;
+        ns->provs[ns->n_provs++] = p;
+        ns->dirty = true;
+        return 0;
+}
+
+/* Drops providers whose service connection hung up. */
+static void provs_reap(struct ns *ns)
+{
+        size_t j = 0;
+
+        for (size_t i = 0; i < ns->n_provs; i++) {
+                if (pl_reader_alive(ns->provs[i]->r) > 0) {
+                        ns->provs[j++] = ns->provs[i];
+                        continue;
+                }
+                prov_free(ns->provs[i]);
+                ns->dirty = true;
+        }
+        ns->n_provs = j;
+}
+
+/* Notices countersets and self-descriptions published since the last build. */
+static void provs_check(struct ns *ns)
+{
+        for (size_t i = 0; i < ns->n_provs; i++) {
+                struct ns_prov *p = ns->provs[i];
+                const struct ctrpp_provider_desc *d;
+
+                if (pl_reader_counterset_count(p->r) != p->n_csets)
+                        ns->dirty = true;
+                if (!p->has_desc && pl_reader_description(p->r, &d) == 0)
+                        ns->dirty = true;
+        }
+}
+
+/* ---- building the counterset list ---- */
+
+static bool guid_eq(const void *a, const void *b)
+{
+        return memcmp(a, b, sizeof(GUID)) == 0;
+}
+
+static const struct ctrpp_counterset_desc *desc_find(const struct ctrpp_provider_desc *d,
+                                                     const GUID *g)
+{
+        if (!d)
+                return NULL;
+        for (uint32_t i = 0; i < d->n_countersets; i++)
+                if (guid_eq(&d->countersets[i].guid, g))
+                        return &d->countersets[i];
+        return NULL;
+}
+
+static const struct ctrpp_counter_desc *desc_counter(const struct ctrpp_counterset_desc *c,
+                                                     uint32_t id)
+{
+        if (!c)
+                return NULL;
+        for (uint32_t i = 0; i < c->n_counters; i++)
+                if (c->counters[i].id == id)
+                        return &c->counters[i];
+        return NULL;
+}
+
+static const struct ctrpp_provider_desc *prov_desc(struct ns_prov *p)
+{
+        const struct ctrpp_provider_desc *d;
+
+        if (pl_reader_description(p->r, &d) < 0)
+                return NULL;
+        p->has_desc = true;
+        return d;
+}
+
+/* What describes one counterset, found while building. */
+struct meta {
+        const struct ctrpp_provider_desc *pd;
+        const struct ctrpp_counterset_desc *cd;
+        const struct pl_counterset *seg;        /* the first live copy, NULL = installed only */
+        GUID provider_guid;
+};
+
+static const char *str_or(const char *s, const char *fallback)
+{
+        return s ? s : fallback;
+}
+
+static uint32_t id_or_none(uint32_t id)
+{
+        return id == CTRPP_NO_ID ? NS_NO_ID : id;
+}
+
+static void counter_from_desc(struct ns_counter *c, const struct ctrpp_counter_desc *d)
+{
+        c->id = d->id;
+        c->type = d->type;
+        c->attrib = d->attrib;
+        c->size = d->size;
+        c->detail_level = d->detail_level;
+        c->default_scale = d->default_scale;
+}
+
+/* The metadata that only a description carries, by id. */
+static void counter_enrich(struct ns_counter *c, const struct ctrpp_counter_desc *d,
+                           const char *fallback_name)
+{
+        c->base_id = d ? id_or_none(d->base_id) : NS_NO_ID;
+        c->perf_time_id = d ? id_or_none(d->perf_time_id) : NS_NO_ID;
+        c->perf_freq_id = d ? id_or_none(d->perf_freq_id) : NS_NO_ID;
+        c->multi_id = d ? id_or_none(d->multi_counter_id) : NS_NO_ID;
+        c->aggregate = d && d->aggregate != CTRPP_NO_AGGREGATE ? (uint32_t) d->aggregate
+                                                               : PERF_AGGREGATE_UNDEFINED;
+        c->name = str_or(d ? d->name : NULL, fallback_name);
+        c->description = str_or(d ? d->description : NULL, "");
+}
+
+/*
+ * Fallback names: the GUID as text for the counterset, then each counter's
+ * id in decimal, NUL-separated in one allocation.
+ */
+static int fallback_names(struct ns_entry *e, const struct ns_counter *ids, uint32_t n)
+{
+        size_t size = 40 + (size_t) n * 11, off;
+        const GUID *g = &e->pub.guid;
+        char *s = malloc(size);
+
+        if (!s)
+                return -ENOMEM;
+        off = (size_t) snprintf(s, size,
+                                "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
+                                g->Data1, g->Data2, g->Data3, g->Data4[0], g->Data4[1],
+                                g->Data4[2], g->Data4[3], g->Data4[4], g->Data4[5],
+                                g->Data4[6], g->Data4[7]) + 1;
+        for (uint32_t i = 0; i < n; i++)
+                off += (size_t) snprintf(s + off, size - off, "%u", ids[i].id) + 1;
+        e->fallback_names = s;
+        return 0;
+}
+
+static const char *fallback_at(const struct ns_entry *e, uint32_t k)
+{
+        const char *s = e->fallback_names;
+
+        for (uint32_t i = 0; i < k; i++)
+                s += strlen(s) + 1;
+        return s;
+}
+
+static int entry_counters(struct ns_entry *e, const struct meta *m)
+{
+        uint32_t n = m->seg ? m->seg->num_counters : m->cd->n_counters;
+        struct ns_counter *c = calloc(n ? n : 1, sizeof(*c));
+        uint32_t detail = PERF_DETAIL_ADVANCED;
+
+        if (!c)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < n; i++) {
+                if (m->seg) {
+                        const struct pl_seg_counter *s = &m->seg->counters[i];
+
+                        c[i] = (struct ns_counter){ .id = s->id, .type = s->type,
+                                .attrib = s->attrib, .size = s->size,
+                                .detail_level = s->detail_level, .default_scale = s->scale };
+                } else
+                        counter_from_desc(&c[i], &m->cd->counters[i]);
+                if (c[i].detail_level < detail)
+                        detail = c[i].detail_level;
+        }
+        e->counters = c;
+        e->pub.counters = c;
+        e->pub.n_counters = n;
+        e->pub.detail_level = detail;
+        if (fallback_names(e, c, n) < 0)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < n; i++)
+                counter_enrich(&c[i], desc_counter(m->cd, c[i].id), fallback_at(e, i + 1));
+        return 0;
+}
+
+static int entry_fill(struct ns_entry *e, const GUID *g, const struct meta *m)
+{
+        e->pub.guid = *g;
+        e->pub.instance_type = m->seg ? m->seg->instance_type : m->cd->instance_type;
+        e->pub.live = e->n_src > 0;
+        if (entry_counters(e, m) < 0)
+                return -ENOMEM;
+        e->pub.name = str_or(m->cd ? m->cd->name : NULL, fallback_at(e, 0));
+        e->pub.description = str_or(m->cd ? m->cd->description : NULL, "");
+        if (m->pd)
+                memcpy(&e->pub.provider_guid, &m->pd->guid, sizeof(GUID));
+        else
+                e->pub.provider_guid = m->provider_guid;
+        e->pub.provider_name = str_or(m->pd ? m->pd->name : NULL, "");
+        return 0;
+}
+
+static void entry_done(struct ns_entry *e)
+{
+        for (size_t i = 0; i < e->n_src; i++)
+                free(e->src[i].map);
+        free(e->src);
+        free(e->counters);
+        free(e->fallback_names);
+}
+
+static void entries_free(struct ns *ns)
+{
+        for (size_t i = 0; i < ns->n_entries; i++)
+                entry_done(&ns->entries[i]);
+        free(ns->entries);
+        ns->entries = NULL;
+        ns->n_entries = 0;
+}
+
+/* One copy of a counterset found while building: live (p set) or installed. */
+struct item {
+        GUID guid;
+        struct ns_prov *p;
+        uint32_t cset_index;
+        const struct pl_counterset *seg;
+        const struct ctrpp_provider_desc *installed;
+        GUID provider;                  /* of a live copy */
+        size_t order;                   /* keeps discovery order among equals */
+};
+
+static int item_cmp(const void *a, const void *b)
+{
+        const struct item *x = a, *y = b;
+        int k = memcmp(&x->guid, &y->guid, sizeof(GUID));
+
+        if (k != 0)
+                return k;
+        if (!x->p != !y->p)
+                return x->p ? -1 : 1;   /* live copies first */
+        /* Then by provider, so that the layout served does not depend on readdir. */
+        if (x->p && (k = memcmp(&x->provider, &y->provider, sizeof(GUID))) != 0)
+                return k;
+        return x->order < y->order ? -1 : x->order > y->order;
+}
+
+struct items {
+        struct item *v;
+        size_t n, cap;
+};
+
+static int items_push(struct items *it, const struct item *x)
+{
+        if (it->n == it->cap) {
+                size_t cap = it->cap ? it->cap * 2 : 64;
+                struct item *v = realloc(it->v, cap * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                it->v = v;
+                it->cap = cap;
+        }
+        it->v[it->n] = *x;
+        it->v[it->n].order = it->n;
+        it->n++;
+        return 0;
+}
+
+static int items_collect(struct ns *ns, struct items *it)
+{
+        for (size_t i = 0; i < ns->n_provs; i++) {
+                struct ns_prov *p = ns->provs[i];
+                int n = pl_reader_counterset_count(p->r);
+                GUID provider = { 0 };
+
+                p->n_csets = n;
+                pl_reader_provider(p->r, &provider, NULL);
+                for (int k = 0; k < n; k++) {
+                        const struct pl_counterset *c;
+
+                        /* A malformed descriptor hides that counterset, not the provider. */
+                        if (pl_reader_counterset(p->r, (uint32_t) k, &c) < 0)
+                                continue;
+                        if (items_push(it, &(struct item){ .guid = c->guid, .p = p,
+                                                           .cset_index = (uint32_t) k,
+                                                           .seg = c,
+                                                           .provider = provider }) < 0)
+                                return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < ns->n_installed; i++) {
+                const struct ctrpp_provider_desc *d = ns->installed[i];
+
+                for (uint32_t k = 0; d && k < d->n_countersets; k++) {
+                        struct item x = { .installed = d };
+
+                        memcpy(&x.guid, &d->countersets[k].guid, sizeof(GUID));
+                        if (items_push(it, &x) < 0)
+                                return -ENOMEM;
+                }
+        }
+        qsort(it->v, it->n, sizeof(*it->v), item_cmp);
+        return 0;
+}
+
+/* Where ns counter i sits in one provider's copy; NULL when in the same place. */
+static int src_map(const struct ns_entry *e, const struct pl_counterset *seg, uint32_t **ret)
+{
+        uint32_t n = e->pub.n_counters, *map;
+        bool same = seg->num_counters == n;
+
+        for (uint32_t i = 0; same && i < n; i++)
+                same = seg->counters[i].id == e->counters[i].id;
+        if (same) {
+                *ret = NULL;
+                return 0;
+        }
+        map = malloc((n ? n : 1) * sizeof(*map));
+        if (!map)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < n; i++) {
+                map[i] = UINT32_MAX;
+                for (uint32_t j = 0; j < seg->num_counters; j++)
+                        if (seg->counters[j].id == e->counters[i].id)
+                                map[i] = j;
+        }
+        *ret = map;
+        return 0;
+}
+
+/* Builds one entry from the group it->v[lo, hi) of equal GUIDs. */
+static int entry_build(struct ns_entry *e, const struct item *v, size_t lo, size_t hi)
+{
+        struct meta m = { 0 };
+        size_t n_live = 0;
+
+        for (size_t i = lo; i < hi; i++) {
+                if (v[i].p) {
+                        const struct ctrpp_provider_desc *pd = prov_desc(v[i].p);
+
+                        if (!m.seg) {
+                                m.seg = v[i].seg;
+                                pl_reader_provider(v[i].p->r, &m.provider_guid, NULL);
+                        }
+                        if (!m.cd && desc_find(pd, &v[i].guid)) {
+                                m.pd = pd;
+                                m.cd = desc_find(pd, &v[i].guid);
+                        }
+                        n_live++;
+                } else {
+                        e->pub.installed = true;
+                        if (!m.cd) {
+                                m.pd = v[i].installed;
+                                m.cd = desc_find(m.pd, &v[i].guid);
+                        }
+                }
+        }
+        e->src = calloc(n_live ? n_live : 1, sizeof(*e->src));
+        if (!e->src)
+                return -ENOMEM;
+        e->n_src = n_live;
+        if (entry_fill(e, &v[lo].guid, &m) < 0)
+                return -ENOMEM;
+        for (size_t i = lo, k = 0; i < hi; i++) {
+                if (!v[i].p)
+                        continue;
+                e->src[k] = (struct ns_src){ .p = v[i].p, .cset_index = v[i].cset_index };
+                if (src_map(e, v[i].seg, &e->src[k].map) < 0)
+                        return -ENOMEM;
+                k++;
+        }
+        return 0;
+}
+
+static int rebuild(struct ns *ns)
+{
+        struct items it = { 0 };
+        struct ns_entry *v = NULL;
+        size_t n = 0;
+        int ret = items_collect(ns, &it);
+
+        if (ret < 0)
+                goto fail;
+        v = calloc(it.n ? it.n : 1, sizeof(*v));
+        if (!v) {
+                ret = -ENOMEM;
+                goto fail;
+        }
+        for (size_t lo = 0, hi; lo < it.n; lo = hi) {
+                for (hi = lo + 1; hi < it.n && guid_eq(&it.v[hi].guid, &it.v[lo].guid); hi++)
+                        ;
+                ret = entry_build(&v[n++], it.v, lo, hi);
+                if (ret < 0)
+                        goto fail;
+        }
+        entries_free(ns);
+        ns->entries = v;
+        ns->n_entries = n;
+        ns->dirty = false;
+        free(it.v);
+        return 0;
+fail:
+        for (size_t i = 0; i < n; i++)
+                entry_done(&v[i]);
+        free(v);
+        free(it.v);
+        return ret;
+}
+
+/* ---- lifetime and refresh ---- */
+
+int ns_new(const char *runtime_dir, struct ns **ret)
+{
+        struct ns *ns;
+
+        if (!runtime_dir || !ret)
+                return -EINVAL;
+        ns = calloc(1, sizeof(*ns));
+        if (!ns)
+                return -ENOMEM;
+        ns->runtime_dir = strdup(runtime_dir);
+        if (!ns->runtime_dir) {
+                free(ns);
+                return -ENOMEM;
+        }
+        ns->rescan = ns->dirty = true;
+        *ret = ns;
+        return 0;
+}
+
+void ns_free(struct ns *ns)
+{
+        if (!ns)
+                return;
+        entries_free(ns);
+        for (size_t i = 0; i < ns->n_provs; i++)
+                prov_free(ns->provs[i]);
+        free(ns->provs);
+        free(ns->runtime_dir);
+        free(ns);
+}
+
+void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs, size_t n)
+{
+        ns->installed = descs;
+        ns->n_installed = n;
+        ns->dirty = true;
+}
+
+void ns_runtime_changed(struct ns *ns)
+{
+        ns->rescan = true;
+}
+
+int ns_refresh(struct ns *ns)
+{
+        int ret;
+
+        if (!ns)
+                return -EINVAL;
+        provs_reap(ns);
+        if (ns->rescan) {
+                /* A missing runtime directory just means no provider yet. */
+                ret = pl_scan(ns->runtime_dir, prov_add, ns, NULL);
+                if (ret < 0 && ret != -ENOENT)
+                        return ret;
+                ns->rescan = false;
+        }
+        provs_check(ns);
+        return ns->dirty ? rebuild(ns) : 0;
+}
+
+size_t ns_providers(const struct ns *ns)
+{
+        return ns->n_provs;
+}
+
+/* ---- ns.h ---- */
+
+size_t ns_count(const struct ns *ns)
+{
+        return ns->n_entries;
+}
+
+const struct ns_counterset *ns_at(const struct ns *ns, size_t i)
+{
+        return i < ns->n_entries ? &ns->entries[i].pub : NULL;
+}
+
+const struct ns_counterset *ns_find(const struct ns *ns, const GUID *guid)
+{
+        size_t lo = 0, hi = ns->n_entries;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int k = memcmp(&ns->entries[mid].pub.guid, guid, sizeof(GUID));
+
+                if (k == 0)
+                        return &ns->entries[mid].pub;
+                if (k < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+static const struct ns_entry *entry_of(const struct ns_counterset *cs)
+{
+        return (const struct ns_entry *) ((const char *) cs - offsetof(struct ns_entry, pub));
+}
+
+/* The snapshot the caller sees, and what keeps its memory alive. */
+struct snap {
+        struct ns_snapshot pub;
+        struct ns_instance *inst;
+        uint64_t *mapped;               /* values of copies laid out differently */
+        struct pl_snapshot **parts;
+        size_t n_parts;
+};
+
+void ns_snapshot_free(struct ns_snapshot *s)
+{
+        struct snap *sn = (struct snap *) s;
+
+        if (!sn)
+                return;
+        for (size_t i = 0; i < sn->n_parts; i++)
+                pl_snapshot_free(sn->parts[i]);
+        free(sn->parts);
+        free(sn->inst);
+        free(sn->mapped);
+        free(sn);
+}
+
+/* Takes each provider's snapshot; one that fails (it died, it is corrupt) is left out. */
+static int snap_parts(struct snap *sn, const struct ns_entry *e, unsigned flags,
+                      size_t *ret_inst, size_t *ret_mapped)
+{
+        size_t n_inst = 0, n_mapped = 0;
+
+        for (size_t k = 0; k < e->n_src; k++) {
+                struct pl_snapshot *s = NULL;
+
+                if (pl_reader_snapshot(e->src[k].p->r, e->src[k].cset_index,
+                                       flags & NS_SNAPSHOT_COLLECT ? PL_SNAPSHOT_COLLECT : 0,
+                                       &s) < 0)
+                        s = NULL;
+                sn->parts[k] = s;
+                if (!s)
+                        continue;
+                n_inst += s->n_instances;
+                if (e->src[k].map)
+                        n_mapped += (size_t) s->n_instances * e->pub.n_counters;
+        }
+        *ret_inst = n_inst;
+        *ret_mapped = n_mapped;
+        return 0;
+}
+
+static void snap_fill(struct snap *sn, const struct ns_entry *e)
+{
+        uint32_t nc = e->pub.n_counters, n = 0;
+        uint64_t *m = sn->mapped;
+
+        for (size_t k = 0; k < e->n_src; k++) {
+                const struct pl_snapshot *s = sn->parts[k];
+                const uint32_t *map = e->src[k].map;
+
+                for (uint32_t i = 0; s && i < s->n_instances; i++) {
+                        const struct pl_instance *pi = &s->instances[i];
+                        struct ns_instance *x = &sn->inst[n++];
+
+                        *x = (struct ns_instance){ .id = pi->instance_id, .name = pi->name,
+                                                   .name_len = pi->name_len, .values = pi->values };
+                        if (!map)
+                                continue;
+                        for (uint32_t c = 0; c < nc; c++)
+                                m[c] = map[c] < pi->num_values ? pi->values[map[c]] : 0;
+                        x->values = m;
+                        m += nc;
+                }
+        }
+        sn->pub.n_instances = n;
+}
+
+int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
+                struct ns_snapshot **ret)
+{
+        const struct ns_entry *e;
+        size_t n_inst, n_mapped;
+        struct snap *sn;
+
+        if (!ns || !cs || !ret || (flags & ~NS_SNAPSHOT_COLLECT))
+                return -EINVAL;
+        e = entry_of(cs);
+        sn = calloc(1, sizeof(*sn));
+        if (!sn)
+                return -ENOMEM;
+        sn->pub.n_counters = cs->n_counters;
+        sn->parts = calloc(e->n_src ? e->n_src : 1, sizeof(*sn->parts));
+        if (!sn->parts)
+                goto oom;
+        sn->n_parts = e->n_src;
+        snap_parts(sn, e, flags, &n_inst, &n_mapped);
+        if (n_inst > UINT32_MAX)
+                goto oom;
+        sn->inst = calloc(n_inst ? n_inst : 1, sizeof(*sn->inst));
+        sn->mapped = calloc(n_mapped ? n_mapped : 1, sizeof(*sn->mapped));
+        if (!sn->inst || !sn->mapped)
+                goto oom;
+        snap_fill(sn, e);
+        sn->pub.instances = sn->inst;
+        *ret = &sn->pub;
+        return 0;
+oom:
+        ns_snapshot_free(&sn->pub);
+        return -ENOMEM;
+}
+
+int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_code,
+              const void *buffer, uint32_t size)
+{
+        const struct ns_entry *e;
+        int told = 0, err = 0;
+
+        if (!ns || !cs)
+                return -EINVAL;
+        e = entry_of(cs);
+        for (size_t k = 0; k < e->n_src; k++) {
+                uint32_t status;
+                int r;
+
+                if (!e->src[k].p->callback)
+                        continue;
+                /* The reader bounds the wait by the collect timeout. */
+                r = pl_reader_notify(e->src[k].p->r, request_code, buffer, size, &status);
+                if (r < 0)
+                        err = r;
+                else
+                        told++;
+        }
+        return told > 0 || err == 0 ? 0 : err;
+}

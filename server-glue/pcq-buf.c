@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcq-buf.h"
+
+#define REPLACEMENT 0xFFFDu
+
+void pcq_buf_measure(struct pcq_buf *b, size_t limit)
+{
+        *b = (struct pcq_buf){ .limit = limit };
+}
+
+void pcq_buf_write(struct pcq_buf *b, uint8_t *data, size_t size)
+{
+        *b = (struct pcq_buf){ .data = data, .limit = size };
+}
+
+/*
+ * Claims the next n bytes: a pointer to them when writing, NULL when
+ * measuring or once the limit was crossed (then nothing more is counted).
+ */
+static uint8_t *grab(struct pcq_buf *b, size_t n)
+{
+        uint8_t *p;
+
+        if (b->overflow || n > b->limit - b->len) {
+                b->overflow = true;
+                return NULL;
+        }
+        p = b->data ? b->data + b->len : NULL;
+        b->len += n;
+        return p;
+}
+
+void pcq_buf_uint(struct pcq_buf *b, uint64_t v, size_t n)
+{
+        uint8_t *p = grab(b, n);
+
+        for (size_t i = 0; p && i < n; i++)
+                p[i] = (uint8_t) (v >> (8 * i));
+}
+
+void pcq_buf_u16(struct pcq_buf *b, uint16_t v)
+{
+        pcq_buf_uint(b, v, 2);
+}
+
+void pcq_buf_u32(struct pcq_buf *b, uint32_t v)
+{
+        pcq_buf_uint(b, v, 4);
+}
+
+void pcq_buf_u64(struct pcq_buf *b, uint64_t v)
+{
+        pcq_buf_uint(b, v, 8);
+}
+
+void pcq_buf_guid(struct pcq_buf *b, const GUID *g)
+{
+        uint8_t *p;
+
+        pcq_buf_u32(b, g->Data1);
+        pcq_buf_u16(b, g->Data2);
+        pcq_buf_u16(b, g->Data3);
+        p = grab(b, sizeof(g->Data4));
+        if (p)
+                memcpy(p, g->Data4, sizeof(g->Data4));
+}
+
+void pcq_buf_zero(struct pcq_buf *b, size_t n)
+{
+        uint8_t *p = grab(b, n);
+
+        if (p)
+                memset(p, 0, n);
+}
+
+void pcq_buf_pad8(struct pcq_buf *b)
+{
+        pcq_buf_zero(b, pcq_align8(b->len) - b->len);
+}
+
+void pcq_buf_patch_u32(struct pcq_buf *b, size_t off, uint32_t v)
+{
+        if (!b->data || b->overflow || off > b->len || b->len - off < 4)
+                return;
+        for (size_t i = 0; i < 4; i++)
+                b->data[off + i] = (uint8_t) (v >> (8 * i));
+}
+
+size_t pcq_utf16_encode(uint32_t c, uint16_t out[2])
+{
+        if (c == 0 || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF)
+                c = REPLACEMENT;
+        if (c < 0x10000) {
+                out[0] = (uint16_t) c;
+                return 1;
+        }
+        c -= 0x10000;
+        out[0] = (uint16_t) (0xD800 | (c >> 10));
+        out[1] = (uint16_t) (0xDC00 | (c & 0x3FF));
+        return 2;
+}
+
+/*
+ * Decodes one UTF-8 sequence at s (NUL-terminated), storing the code point
+ * (U+FFFD for an invalid sequence, which then consumes one byte) and
+ * returning the bytes consumed.
+ */
+static size_t utf8_next(const unsigned char *s, uint32_t *ret)
+{
+        static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+        size_t len;
+        uint32_t c;
+
+        if (s[0] < 0x80) {
+                *ret = s[0];
+                return 1;
+        }
+        if ((s[0] & 0xE0) == 0xC0)
+                len = 2, c = s[0] & 0x1Fu;
+        else if ((s[0] & 0xF0) == 0xE0)
+                len = 3, c = s[0] & 0x0Fu;
+        else if ((s[0] & 0xF8) == 0xF0)
+                len = 4, c = s[0] & 0x07u;
+        else
+                goto bad;
+        /* A NUL is not a continuation byte, so this never reads past it. */
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xC0) != 0x80)
+                        goto bad;
+                c = (c << 6) | (s[i] & 0x3Fu);
+        }
+        if (c < min[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+                goto bad;
+        *ret = c;
+        return len;
+bad:
+        *ret = REPLACEMENT;
+        return 1;
+}
+
+static void put_units(struct pcq_buf *b, const uint16_t *u, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                pcq_buf_u16(b, u[i]);
+}
+
+void pcq_buf_utf8(struct pcq_buf *b, const char *s)
+{
+        const unsigned char *p = (const unsigned char *) (s ? s : "");
+        uint16_t u[2];
+        uint32_t c;
+
+        while (*p && !b->overflow) {
+                p += utf8_next(p, &c);
+                put_units(b, u, pcq_utf16_encode(c, u));
+        }
+        pcq_buf_u16(b, 0);
+}
+
+void pcq_buf_wcs(struct pcq_buf *b, const wchar_t *w, size_t n)
+{
+        uint16_t u[2];
+
+        for (size_t i = 0; i < n && !b->overflow; i++)
+                put_units(b, u, pcq_utf16_encode((uint32_t) w[i], u));
+        pcq_buf_u16(b, 0);
+}
+
+void pcq_buf_utf16(struct pcq_buf *b, const uint16_t *u, size_t n)
+{
+        put_units(b, u, n);
+        pcq_buf_u16(b, 0);
+}
+
+size_t pcq_utf8_utf16_len(const char *s)
+{
+        const unsigned char *p = (const unsigned char *) (s ? s : "");
+        size_t n = 0;
+        uint32_t c;
+
+        while (*p) {
+                p += utf8_next(p, &c);
+                n += c >= 0x10000 ? 2 : 1;
+        }
+        return n;
+}
+
+size_t pcq_wcs_utf16_len(const wchar_t *w, size_t n)
+{
+        size_t units = 0;
+        uint16_t u[2];
+
+        for (size_t i = 0; i < n; i++)
+                units += pcq_utf16_encode((uint32_t) w[i], u);
+        return units;
+}
+
+bool pcq_utf16_eq_wcs(const uint16_t *u, size_t un, const wchar_t *w, size_t wn)
+{
+        size_t k = 0;
+        uint16_t e[2];
+
+        for (size_t i = 0; i < wn; i++) {
+                size_t m = pcq_utf16_encode((uint32_t) w[i], e);
+
+                if (m > un - k || memcmp(u + k, e, m * sizeof(uint16_t)) != 0)
+                        return false;
+                k += m;
+        }
+        return k == un;
+}
+
+int pcq_utf16_to_wcs(const uint16_t *u, size_t n, wchar_t **ret, size_t *ret_len)
+{
+        wchar_t *w = malloc((n + 1) * sizeof(wchar_t));
+        size_t k = 0;
+
+        if (!w)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t c = u[i];
+
+                if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n &&
+                    u[i + 1] >= 0xDC00 && u[i + 1] <= 0xDFFF) {
+                        c = 0x10000 + ((c - 0xD800) << 10) + (u[i + 1] - 0xDC00u);
+                        i++;
+                } else if (c >= 0xD800 && c <= 0xDFFF)
+                        c = REPLACEMENT;
+                w[k++] = (wchar_t) c;
+        }
+        w[k] = L'\0';
+        *ret = w;
+        if (ret_len)
+                *ret_len = k;
+        return 0;
+}
+
+int pcq_utf16z_to_wcs(const uint16_t *z, size_t max, wchar_t **ret, size_t *ret_len)
+{
+        size_t n = 0;
+
+        while (z && n < max && z[n])
+                n++;
+        return pcq_utf16_to_wcs(z, n, ret, ret_len);
+}

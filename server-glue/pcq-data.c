@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QueryCounterData (opnum 6): collects every counterset the query names
+ * once, resolves each counter specification against that one snapshot, and
+ * lays out the _PERF_DATA_HEADER and one _PERF_COUNTER_HEADER block per
+ * specification (MS-PCQ 3.1.4.1.6).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pcq-internal.h"
+
+#define PERF_FREQ_NS            1000000000ull
+/* Seconds from 1601-01-01 to 1970-01-01, both UTC. */
+#define EPOCH_1601_TO_1970      11644473600ull
+
+/* One counterset's data for this call. */
+struct sample {
+        const struct ns_counterset *cs;
+        struct ns_snapshot *snap;       /* owned; NULL when status is set */
+        uint32_t status;
+};
+
+/* How one specification's block comes out. */
+struct plan {
+        uint32_t status;                /* not 0: a PERF_ERROR_RETURN block */
+        uint32_t type;                  /* PerfCounterDataType */
+        const struct pcq_item *item;
+        const struct ns_counterset *cs;
+        const struct ns_snapshot *snap;
+        long counter;                   /* index in cs->counters, -1 for all */
+        const struct ns_instance *inst; /* for the one-instance block types */
+};
+
+struct data_call {
+        const struct pcq_query *q;
+        struct sample *samples;         /* at most one per item */
+        size_t n_samples;
+        struct plan *plans;             /* one per item */
+        uint64_t perf_time, time_100ns;
+        struct tm utc;
+        uint16_t msec;
+};
+
+/* The sample of cs, collected the first time cs is asked for. */
+static struct sample *sample_of(struct ns *ns, struct data_call *dc,
+                                const struct ns_counterset *cs)
+{
+        struct sample *s;
+        int r;
+
+        for (size_t i = 0; i < dc->n_samples; i++)
+                if (dc->samples[i].cs == cs)
+                        return &dc->samples[i];
+        s = &dc->samples[dc->n_samples++];
+        s->cs = cs;
+        pcq_notify_machine(ns, cs, PERF_COLLECT_START, dc->q->machine, dc->q->machine_len);
+        r = ns_snapshot(ns, cs, NS_SNAPSHOT_COLLECT, &s->snap);
+        pcq_notify_machine(ns, cs, PERF_COLLECT_END, dc->q->machine, dc->q->machine_len);
+        if (r < 0) {
+                s->snap = NULL;
+                s->status = pcq_win32_from_errno(r);
+        } else if (s->snap->n_counters != cs->n_counters) {
+                s->status = ERROR_WMI_INVALID_REGINFO;
+        }
+        return s;
+}
+
+/* The instance a one-instance block reports, or a PERF_ERROR_RETURN status. */
+static uint32_t pick_instance(struct plan *p, enum pcq_cs_kind kind)
+{
+        const struct ns_snapshot *snap = p->snap;
+
+        if (kind == PCQ_CS_SINGLE) {
+                if (snap->n_instances > 1)
+                        return ERROR_WMI_INVALID_REGINFO;
+                p->inst = snap->n_instances ? &snap->instances[0] : NULL;
+        } else {
+                for (uint32_t i = 0; i < snap->n_instances && !p->inst; i++)
+                        if (pcq_instance_matches(p->item, &snap->instances[i]))
+                                p->inst = &snap->instances[i];
+        }
+        return p->inst ? ERROR_SUCCESS : ERROR_WMI_INSTANCE_NOT_FOUND;
+}
+
+static void resolve(struct ns *ns, struct data_call *dc, struct plan *p,
+                    const struct pcq_item *it)
+{
+        const struct ns_counterset *cs = ns_find(ns, &it->guid);
+        const struct sample *s;
+        enum pcq_cs_kind kind;
+        bool all_instances;
+
+        p->item = it;
+        if (!cs) {
+                p->status = ERROR_WMI_GUID_NOT_FOUND;
+                return;
+        }
+        s = sample_of(ns, dc, cs);
+        p->cs = cs;
+        p->snap = s->snap;
+        p->status = s->status;
+        p->counter = -1;
+        if (!p->status && it->counter_id != PERF_WILDCARD_COUNTER) {
+                p->counter = pcq_counter_index(cs, it->counter_id);
+                if (p->counter < 0)
+                        p->status = ERROR_WMI_ITEMID_NOT_FOUND;
+        }
+        if (p->status)
+                return;
+        kind = pcq_cs_kind(cs);
+        all_instances = kind == PCQ_CS_GLOBAL ||
+                        (kind == PCQ_CS_MULTI && (!it->has_name || pcq_item_wildcard_instance(it)));
+        if (all_instances) {
+                p->type = p->counter < 0 ? PERF_COUNTERSET : PERF_MULTIPLE_INSTANCES;
+                return;
+        }
+        p->type = p->counter < 0 ? PERF_MULTIPLE_COUNTERS : PERF_SINGLE_COUNTER;
+        p->status = pick_instance(p, kind);
+}
+
+static void read_clocks(struct data_call *dc)
+{
+        struct timespec mono = { 0 }, real = { 0 };
+        time_t sec;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &mono);
+        (void) clock_gettime(CLOCK_REALTIME, &real);
+        dc->perf_time = (uint64_t) mono.tv_sec * PERF_FREQ_NS + (uint64_t) mono.tv_nsec;
+        dc->time_100ns = ((uint64_t) real.tv_sec + EPOCH_1601_TO_1970) * 10000000u +
+                         (uint64_t) real.tv_nsec / 100u;
+        sec = real.tv_sec;
+        if (!gmtime_r(&sec, &dc->utc))
+                memset(&dc->utc, 0, sizeof(dc->utc));
+        dc->msec = (uint16_t) (real.tv_nsec / 1000000);
+}
+
+/* ---- the blocks ---- */
+
+/* A _PERF_COUNTER_DATA block: the structure, the raw value, padding to 8. */
+static void emit_value(struct pcq_buf *b, const struct ns_counter *c, uint64_t v)
+{
+        size_t n = c->size == 0 ? 0 : c->size <= 4 ? 4 : 8;
+
+        pcq_buf_u32(b, (uint32_t) n);
+        pcq_buf_u32(b, (uint32_t) (8 + pcq_align8(n)));
+        pcq_buf_uint(b, v, n);
+        pcq_buf_pad8(b);
+}
+
+/* The values of one instance: one counter, or every counter of the set. */
+static void emit_values(struct pcq_buf *b, const struct plan *p, const struct ns_instance *inst)
+{
+        if (p->counter >= 0) {
+                emit_value(b, &p->cs->counters[p->counter], inst->values[p->counter]);
+                return;
+        }
+        for (uint32_t i = 0; i < p->cs->n_counters; i++)
+                emit_value(b, &p->cs->counters[i], inst->values[i]);
+}
+
+/* _PERF_MULTI_COUNTERS and the counter id array, padded to 8. */
+static void emit_counter_ids(struct pcq_buf *b, const struct ns_counterset *cs)
+{
+        pcq_buf_u32(b, (uint32_t) pcq_align8(8 + 4 * (size_t) cs->n_counters));
+        pcq_buf_u32(b, cs->n_counters);
+        for (uint32_t i = 0; i < cs->n_counters; i++)
+                pcq_buf_u32(b, cs->counters[i].id);
+        pcq_buf_pad8(b);
+}
+
+/* _PERF_MULTI_INSTANCES and an instance block for every instance selected. */
+static void emit_instances(struct pcq_buf *b, const struct plan *p)
+{
+        size_t start = b->len;
+        uint32_t n = 0;
+
+        pcq_buf_u32(b, 0);                      /* dwTotalSize, patched below */
+        pcq_buf_u32(b, 0);                      /* dwInstances, patched below */
+        for (uint32_t i = 0; i < p->snap->n_instances; i++) {
+                const struct ns_instance *inst = &p->snap->instances[i];
+
+                if (!pcq_instance_matches(p->item, inst))
+                        continue;
+                pcq_emit_instance(b, inst);
+                emit_values(b, p, inst);
+                n++;
+        }
+        pcq_buf_patch_u32(b, start, (uint32_t) (b->len - start));
+        pcq_buf_patch_u32(b, start + 4, n);
+}
+
+static void emit_block(struct pcq_buf *b, const struct plan *p)
+{
+        size_t start = b->len;
+        uint32_t type = p->status ? PERF_ERROR_RETURN : p->type;
+
+        pcq_buf_u32(b, p->status);
+        pcq_buf_u32(b, type);
+        pcq_buf_u32(b, 0);                      /* dwSize, patched below */
+        pcq_buf_u32(b, 0);                      /* Reserved */
+        switch (type) {
+        case PERF_SINGLE_COUNTER:
+                emit_values(b, p, p->inst);
+                break;
+        case PERF_MULTIPLE_COUNTERS:
+                emit_counter_ids(b, p->cs);
+                emit_values(b, p, p->inst);
+                break;
+        case PERF_MULTIPLE_INSTANCES:
+                emit_instances(b, p);
+                break;
+        case PERF_COUNTERSET:
+                emit_counter_ids(b, p->cs);
+                emit_instances(b, p);
+                break;
+        }
+        pcq_buf_patch_u32(b, start + 8, (uint32_t) (b->len - start));
+}
+
+static void emit_data(struct pcq_buf *b, const void *ctx)
+{
+        const struct data_call *dc = ctx;
+        const struct tm *t = &dc->utc;
+
+        pcq_buf_u32(b, 0);                      /* dwTotalSize, patched below */
+        pcq_buf_u32(b, (uint32_t) dc->q->n_items);
+        pcq_buf_u64(b, dc->perf_time);
+        pcq_buf_u64(b, dc->time_100ns);
+        pcq_buf_u64(b, PERF_FREQ_NS);
+        pcq_buf_u16(b, (uint16_t) (t->tm_year + 1900));
+        pcq_buf_u16(b, (uint16_t) (t->tm_mon + 1));
+        pcq_buf_u16(b, (uint16_t) t->tm_wday);
+        pcq_buf_u16(b, (uint16_t) t->tm_mday);
+        pcq_buf_u16(b, (uint16_t) t->tm_hour);
+        pcq_buf_u16(b, (uint16_t) t->tm_min);
+        pcq_buf_u16(b, (uint16_t) t->tm_sec);
+        pcq_buf_u16(b, dc->msec);
+        for (size_t i = 0; i < dc->q->n_items; i++)
+                emit_block(b, &dc->plans[i]);
+        pcq_buf_patch_u32(b, 0, (uint32_t) b->len);
+}
+
+uint32_t pcq_op_counter_data(struct ns *ns, const struct pcq_query *q, uint32_t in_size,
+                             struct pv2_out *out)
+{
+        struct data_call dc = { .q = q };
+        uint32_t e = ERROR_OUTOFMEMORY;
+
+        if (q->n_items > 0) {
+                dc.samples = calloc(q->n_items, sizeof(*dc.samples));
+                dc.plans = calloc(q->n_items, sizeof(*dc.plans));
+                if (!dc.samples || !dc.plans)
+                        goto done;
+        }
+        for (size_t i = 0; i < q->n_items; i++)
+                resolve(ns, &dc, &dc.plans[i], &q->items[i]);
+        read_clocks(&dc);
+        e = pcq_emit(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES, out);
+done:
+        for (size_t i = 0; i < dc.n_samples; i++)
+                ns_snapshot_free(dc.samples[i].snap);
+        free(dc.samples);
+        free(dc.plans);
+        return e;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pcq-query.h: the state behind one RPC_HQUERY (MS-PCQ 3.1.1.5): the
+ * machine name the client opened it with and its list of counter
+ * specifications, in the order their blocks come out of QueryCounterData.
+ * Only GUIDs, ids and names are kept, never namespace pointers, because a
+ * query lives across ns_refresh().  Internal to perflibd.
+ */
+#ifndef PERFLIBD_PCQ_QUERY_H
+#define PERFLIBD_PCQ_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <wchar.h>
+
+#include "perflib.h"
+
+/* Bounds on one query, so that no client can make it grow without end. */
+#define PCQ_QUERY_MAX_ITEMS     8192u
+#define PCQ_MAX_NAME_UNITS      2048u   /* UTF-16 units of an instance name, NUL included */
+
+/* PERF_COUNTER_IDENTIFIER.InstanceId that matches any instance id (Windows' perflib.h). */
+#define PCQ_ANY_INSTANCE_ID     0xFFFFFFFFu
+
+/*
+ * One counter specification.  has_name is false for countersets that are
+ * not multiple-instance: their identifiers carry no instance name, and one
+ * sent anyway is dropped when the item is made.
+ */
+struct pcq_item {
+        GUID guid;
+        uint32_t counter_id;            /* PERF_WILDCARD_COUNTER for all */
+        uint32_t instance_id;           /* PCQ_ANY_INSTANCE_ID for any */
+        bool has_name;
+        uint32_t name_len;              /* UTF-16 units, without the NUL */
+        uint16_t *name;                 /* owned; NULL when !has_name */
+};
+
+struct pcq_query {
+        wchar_t *machine;               /* owned, NUL-terminated; L"" when none came */
+        size_t machine_len;
+        struct pcq_item *items;         /* owned, n_items of them */
+        size_t n_items;
+        size_t cap;
+};
+
+/*
+ * A new empty query.  machine: the szMachine the client sent (UTF-16LE
+ * units, NUL-terminated) or NULL.  *ret owned by the caller
+ * (pcq_query_free).  0 or -ENOMEM.
+ */
+int pcq_query_new(const uint16_t *machine, struct pcq_query **ret);
+/* Frees the query and its items; accepts NULL. */
+void pcq_query_free(struct pcq_query *q);
+
+/* The instance name is "*", PERF_WILDCARD_INSTANCE. */
+bool pcq_item_wildcard_instance(const struct pcq_item *it);
+
+/*
+ * Whether a and b name the same specification: same counterset and
+ * counter, and (for items with names) the same instance name and id.
+ */
+bool pcq_item_same(const struct pcq_item *a, const struct pcq_item *b);
+
+/* The index of the item that is the same as key, or -1. */
+long pcq_query_find(const struct pcq_query *q, const struct pcq_item *key);
+
+/*
+ * Appends a copy of it (its name copied too).  0, -E2BIG when the query
+ * holds PCQ_QUERY_MAX_ITEMS already, -ENOMEM.
+ */
+int pcq_query_append(struct pcq_query *q, const struct pcq_item *it);
+
+/* Removes item i, keeping the order of the others. */
+void pcq_query_remove(struct pcq_query *q, size_t i);
+
+#endif /* PERFLIBD_PCQ_QUERY_H */

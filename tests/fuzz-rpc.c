@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz harness of the server side of the wire: whatever the bytes, feeding
+ * them to pv2_server_conn_feed must not crash, leak or read out of bounds,
+ * and freeing the connection must release every query it opened.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-rpc.h"
+#include "perflibv2.h"
+#include "pv2-fake.h"
+
+/* ---- input builders ---- */
+
+struct fz_buf {
+        uint8_t *b;
+        size_t n;
+};
+
+static void fz_put(struct fz_buf *f, const void *b, size_t n)
+{
+        uint8_t *d = realloc(f->b, f->n + n + 1);
+
+        if (!d)
+                abort();
+        f->b = d;
+        if (n)
+                memcpy(f->b + f->n, b, n);
+        f->n += n;
+}
+
+static void fz_put32(struct fz_buf *f, uint32_t v)
+{
+        static const uint8_t zero[4];
+        uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+
+        fz_put(f, zero, (4 - (f->n & 3)) & 3);
+        fz_put(f, b, 4);
+}
+
+#define FZ_PV2 0xc5, 0x86, 0x5a, 0xda, 0xc2, 0x12, 0x43, 0x49, \
+               0xab, 0x30, 0x7f, 0x74, 0xa8, 0x13, 0xd8, 0x53, 1, 0, 0, 0
+#define FZ_NDR 0x04, 0x5d, 0x88, 0x8a, 0xeb, 0x1c, 0xc9, 0x11, \
+               0x9f, 0xe8, 0x08, 0x00, 0x2b, 0x10, 0x48, 0x60, 2, 0, 0, 0
+#define FZ_BTFN 0x2c, 0x1c, 0xb7, 0x6c, 0x12, 0x98, 0x40, 0x45, \
+                0x03, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0
+
+static const uint8_t fz_bind[] = {
+        5, 0, 11, 3, 0x10, 0, 0, 0, 72, 0, 0, 0, 1, 0, 0, 0,
+        0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0,
+        0, 0, 1, 0, FZ_PV2, FZ_NDR,
+};
+
+static const uint8_t fz_bind_many[] = {
+        5, 0, 11, 3, 0x10, 0, 0, 0, 136, 0, 0, 0, 1, 0, 0, 0,
+        0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 2, 0, 0, 0,
+        0, 0, 2, 0, FZ_PV2, FZ_BTFN, FZ_NDR,
+        1, 0, 1, 0, FZ_PV2, FZ_BTFN,
+};
+
+static const uint8_t fz_alter[] = {
+        5, 0, 14, 3, 0x10, 0, 0, 0, 72, 0, 0, 0, 2, 0, 0, 0,
+        0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0,
+        2, 0, 1, 0, FZ_PV2, FZ_NDR,
+};
+
+_Static_assert(sizeof(fz_bind) == 72, "frag_length of fz_bind");
+_Static_assert(sizeof(fz_bind_many) == 136, "frag_length of fz_bind_many");
+_Static_assert(sizeof(fz_alter) == 72, "frag_length of fz_alter");
+
+static void fz_request(struct fz_buf *f, uint32_t call_id, uint16_t ctx, uint16_t opnum,
+                       uint8_t flags, const struct fz_buf *stub)
+{
+        size_t len = 24 + stub->n;
+        uint8_t h[24] = {
+                5, 0, 0, flags, 0x10, 0, 0, 0, (uint8_t)len, (uint8_t)(len >> 8), 0, 0,
+                (uint8_t)call_id, 0, 0, 0, (uint8_t)stub->n, (uint8_t)(stub->n >> 8), 0, 0,
+                (uint8_t)ctx, 0, (uint8_t)opnum, 0,
+        };
+        fz_put(f, h, sizeof(h));
+        fz_put(f, stub->b, stub->n);
+}
+
+/* One stub per opnum, as a well-behaved client sends them (handles null). */
+static void fz_stub(struct fz_buf *t, uint16_t opnum)
+{
+        static const uint8_t machine[] = {
+                3, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'p', 0, 'c', 0, 0, 0,
+        };
+        static const uint8_t guid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+        static const uint8_t handle[20];
+
+        t->n = 0;
+        if (opnum <= 3) {
+                fz_put(t, machine, sizeof(machine));
+                if (opnum == 1 || opnum == 2) {
+                        fz_put32(t, 0);
+                        t->n -= 4;
+                        fz_put(t, guid, sizeof(guid));
+                }
+                if (opnum == 1) {
+                        fz_put32(t, 1);
+                        fz_put32(t, 0x409);
+                }
+                if (opnum != 3)
+                        fz_put32(t, 64);
+                return;
+        }
+        fz_put(t, handle, sizeof(handle));
+        if (opnum == 4)
+                return;
+        fz_put32(t, 16);
+        if (opnum == 7) {
+                fz_put32(t, 16);
+                fz_put(t, guid, 16);
+                fz_put32(t, 1);
+        }
+}
+
+static void fz_all_opnums(struct fz_buf *f, uint16_t ctx)
+{
+        struct fz_buf t = { 0 };
+
+        for (uint16_t op = 0; op <= 8; op++) {
+                fz_stub(&t, op);
+                fz_request(f, 2u + op, ctx, op, 3, &t);
+        }
+        free(t.b);
+}
+
+int fz_rpc_seed(unsigned i, uint8_t **ret, size_t *ret_size)
+{
+        struct fz_buf f = { 0 }, t = { 0 };
+        uint8_t ctl = 0;
+
+        switch (i) {
+        case 0:                         /* a whole session, in one piece */
+                fz_put(&f, &ctl, 1);
+                fz_put(&f, fz_bind, sizeof(fz_bind));
+                fz_all_opnums(&f, 0);
+                break;
+        case 1:                         /* the same, the bind supplied by the harness */
+                ctl = 1;
+                fz_put(&f, &ctl, 1);
+                fz_all_opnums(&f, 0);
+                break;
+        case 2:                         /* contexts, negotiation, alter_context */
+                ctl = 2 << 1;
+                fz_put(&f, &ctl, 1);
+                fz_put(&f, fz_bind_many, sizeof(fz_bind_many));
+                fz_put(&f, fz_alter, sizeof(fz_alter));
+                fz_all_opnums(&f, 2);
+                break;
+        case 3: {                       /* fragments, cancel, orphaned */
+                static const uint8_t cancel[16] = { 5, 0, 18, 3, 0x10, 0, 0, 0, 16, 0, 0, 0, 9 };
+                static const uint8_t orphaned[16] = { 5, 0, 19, 3, 0x10, 0, 0, 0, 16, 0, 0, 0, 9 };
+                ctl = 1 | 5 << 1;
+                fz_put(&f, &ctl, 1);
+                fz_stub(&t, 7);
+                struct fz_buf part = { .b = t.b, .n = 16 };
+                fz_request(&f, 9, 0, 7, 1, &part);
+                fz_put(&f, cancel, sizeof(cancel));
+                part = (struct fz_buf){ .b = t.b + 16, .n = t.n - 16 };
+                fz_request(&f, 9, 0, 7, 2, &part);
+                fz_request(&f, 10, 0, 7, 1, &part);
+                fz_put(&f, orphaned, sizeof(orphaned));
+                break;
+        }
+        case 4: {                       /* a bind with an auth verifier */
+                uint8_t b[sizeof(fz_bind) + 16] = { 0 };
+                memcpy(b, fz_bind, sizeof(fz_bind));
+                b[8] = sizeof(b);
+                b[10] = 8;
+                b[sizeof(fz_bind)] = 10;
+                fz_put(&f, &ctl, 1);
+                fz_put(&f, b, sizeof(b));
+                break;
+        }
+        default: {                      /* out-of-range sizes and bad strings */
+                static const uint8_t bad[] = { 1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 'x', 0, 0, 0 };
+                ctl = 1 | 1 << 1;
+                fz_put(&f, &ctl, 1);
+                fz_put(&t, bad, sizeof(bad));
+                fz_put32(&t, 0xffffffffu);
+                fz_request(&f, 2, 0, 0, 3, &t);
+                fz_request(&f, 3, 0, 6, 3, &t);
+                fz_request(&f, 4, 0, 7, 3, &t);
+                break;
+        }
+        }
+        free(t.b);
+        *ret = f.b;
+        *ret_size = f.n;
+        return 0;
+}
+
+/* ---- the target ---- */
+
+static void fz_feed(struct pv2_server_conn *c, const uint8_t *b, size_t n, int *dead)
+{
+        uint8_t *out = NULL;
+        size_t out_len = 0;
+
+        if (*dead)
+                return;
+        if (pv2_server_conn_feed(c, b, n, &out, &out_len) < 0)
+                *dead = 1;
+        free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        struct pv2_server_conn *c = NULL;
+        int dead = 0;
+
+        if (size < 1)
+                return 0;
+        fake_reset();
+        if (pv2_server_conn_new(&fake_handlers, NULL, &c) < 0)
+                return 0;
+        uint8_t ctl = data[0];
+        size_t chunk = (size_t)(ctl >> 1) * 7;
+        data++;
+        size--;
+        if (ctl & 1)
+                fz_feed(c, fz_bind, sizeof(fz_bind), &dead);
+        if (chunk == 0)
+                chunk = size ? size : 1;
+        for (size_t off = 0; off < size; off += chunk)
+                fz_feed(c, data + off, size - off < chunk ? size - off : chunk, &dead);
+        unsigned open = (unsigned)pv2_server_conn_queries(c);
+        unsigned closed_before = fake.closed;
+        pv2_server_conn_free(c);
+        /* Every query still open is released exactly once. */
+        if (fake.closed - closed_before != open || fake.opened != fake.closed)
+                abort();
+        return 0;
+}
+
+/* ---- deterministic mutations ---- */
+
+/* splitmix64 */
+static uint64_t fz_next(uint64_t *s)
+{
+        uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        return z ^ (z >> 31);
+}
+
+static void fz_mutate(uint8_t *b, size_t *n, uint64_t *rng)
+{
+        static const uint32_t extremes[] = { 0, 1, 0xff, 0xffff, 0x7fffffff, 0xffffffff, 16, 24 };
+        unsigned k = 1 + (unsigned)(fz_next(rng) % 4);
+
+        for (unsigned i = 0; i < k && *n > 1; i++) {
+                size_t at = 1 + (size_t)(fz_next(rng) % (*n - 1));
+                uint64_t how = fz_next(rng) % 4;
+                if (how == 0) {
+                        b[at] ^= (uint8_t)(1u << (fz_next(rng) % 8));
+                } else if (how == 1) {
+                        *n = at;                /* truncate */
+                } else {
+                        uint32_t v = extremes[fz_next(rng) % 8];
+                        for (size_t j = 0; j < (how == 2 ? 2u : 4u) && at + j < *n; j++)
+                                b[at + j] = (uint8_t)(v >> (8 * j));
+                }
+        }
+}
+
+unsigned fz_rpc_mutations(unsigned iterations, int (*fn)(const uint8_t *data, size_t size))
+{
+        uint8_t *seeds[FZ_RPC_N_SEEDS];
+        size_t sizes[FZ_RPC_N_SEEDS];
+        uint64_t rng = 0x5043515750435157u;
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < FZ_RPC_N_SEEDS; i++) {
+                fz_rpc_seed(i, &seeds[i], &sizes[i]);
+                fn(seeds[i], sizes[i]);
+                n++;
+        }
+        for (unsigned it = 0; it < iterations; it++) {
+                unsigned i = it % FZ_RPC_N_SEEDS;
+                size_t len = sizes[i];
+                uint8_t *b = malloc(len);
+                if (!b)
+                        abort();
+                memcpy(b, seeds[i], len);
+                fz_mutate(b, &len, &rng);
+                fn(b, len);
+                free(b);
+                n++;
+        }
+        for (unsigned i = 0; i < FZ_RPC_N_SEEDS; i++)
+                free(seeds[i]);
+        return n;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The good test plugin (TP_VARIANT 1 or 2): one provider with one
+ * counterset of three counters, the last one by reference, and one
+ * instance with its values set.
+ */
+#include <stdint.h>
+#include <syslog.h>
+
+#include "perflib-plugin.h"
+#include "test-plugin.h"
+
+#if TP_VARIANT == 1
+#define NAME "good"
+#else
+#define NAME "good2"
+#endif
+
+static const GUID provider = TP_PROVIDER_GUID(TP_VARIANT);
+
+static struct {
+        PERF_COUNTERSET_INFO set;
+        PERF_COUNTER_INFO counters[3];
+} template = {
+        .set = {
+                .CounterSetGuid = TP_CSET_GUID(TP_VARIANT),
+                .ProviderGuid = TP_PROVIDER_GUID(TP_VARIANT),
+                .NumCounters = 3,
+                .InstanceType = PERF_COUNTERSET_MULTI_INSTANCES,
+        },
+        .counters = {
+                { .CounterId = 1, .Type = PERF_COUNTER_RAWCOUNT, .Size = 4 },
+                { .CounterId = 2, .Type = PERF_COUNTER_LARGE_RAWCOUNT, .Size = 8 },
+                { .CounterId = 3, .Type = PERF_COUNTER_LARGE_RAWCOUNT, .Size = 8,
+                  .Attrib = PERF_ATTRIB_BY_REFERENCE },
+        },
+};
+
+static ULONGLONG referenced;
+
+static uint32_t start(const struct perflib_plugin_services *svc, void **state)
+{
+        PPERF_COUNTERSET_INSTANCE inst;
+        HANDLE h;
+        ULONG status;
+
+        status = PerfStartProvider((LPGUID) &provider, NULL, &h);
+        if (status != ERROR_SUCCESS)
+                return status;
+        status = PerfSetCounterSetInfo(h, &template.set, sizeof(template));
+        if (status != ERROR_SUCCESS)
+                goto fail;
+        inst = PerfCreateInstance(h, &template.set.CounterSetGuid, TP_INSTANCE_NAME,
+                                  TP_INSTANCE_ID);
+        if (!inst) {
+                status = GetLastError();
+                goto fail;
+        }
+        status = PerfSetULongCounterValue(h, inst, 1, TP_VALUE_1(TP_VARIANT));
+        if (status == ERROR_SUCCESS)
+                status = PerfSetULongLongCounterValue(h, inst, 2, TP_VALUE_2);
+        if (status == ERROR_SUCCESS)
+                status = PerfSetCounterRefValue(h, inst, 3, &referenced);
+        if (status != ERROR_SUCCESS)
+                goto fail;
+        /* Only a reader that dereferences the counter sees this. */
+        referenced = TP_VALUE_REF;
+        svc->log(svc, LOG_NOTICE, "%s (runtime dir %s)", TP_HELLO, svc->runtime_dir);
+        *state = h;
+        return ERROR_SUCCESS;
+fail:
+        (void) PerfStopProvider(h);
+        return status;
+}
+
+static void stop(void *state)
+{
+        (void) PerfStopProvider(state);
+}
+
+PERFLIB_PLUGIN_EXPORT const struct perflib_plugin *perflib_plugin_entry_v1(void)
+{
+        static const struct perflib_plugin plugin = {
+                .abi = PERFLIB_PLUGIN_ABI,
+                .size = sizeof(plugin),
+                .name = NAME,
+                .start = start,
+                .stop = stop,
+        };
+
+        return &plugin;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the test plugins and test-plugins.c agree on: the good plugin's
+ * provider, counterset and the values it publishes.
+ */
+#ifndef PL_TEST_PLUGIN_H
+#define PL_TEST_PLUGIN_H
+
+#include "perflib.h"
+
+/* good.c is built twice, as variant 1 ("good") and 2 ("good2"). */
+#define TP_PROVIDER_GUID(v) { 0x9106e001, 0x7e57, 0x4a11, { 1, 2, 3, 4, 5, 6, 7, (v) } }
+#define TP_CSET_GUID(v)     { 0x9106e002, 0x7e57, 0x4a11, { 1, 2, 3, 4, 5, 6, 7, (v) } }
+
+#define TP_INSTANCE_NAME L"plugin-instance"
+#define TP_INSTANCE_ID   7u
+
+/* Counter 1 (ULONG), 2 (ULONGLONG), 3 (ULONGLONG by reference). */
+#define TP_VALUE_1(v)    (1000u + (v))
+#define TP_VALUE_2       UINT64_C(0x123456789abc)
+/* Stored in the referenced variable after PerfSetCounterRefValue. */
+#define TP_VALUE_REF     UINT64_C(0xfeedface0042)
+
+/* What the good plugin logs from start, and the bad "start" one. */
+#define TP_HELLO         "hello from the good plugin"
+#define TP_START_FAILS   "failing on purpose"
+
+#endif

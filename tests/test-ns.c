@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflibd's namespace (server-glue/ns.c) over real segments: countersets
+ * named from a provider's self-description, from the installed registry, or
+ * by GUID and id when nothing names them; instances merged across two
+ * providers of one counterset whose counters are laid out differently; a
+ * provider that stops or is killed leaves at the next refresh; a custom
+ * callback is told.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ns-live.h"
+#include "testutil.h"
+
+static GUID prov1 = { 0x5e550001, 0x1, 0x2, { 1, 1, 1, 1, 1, 1, 1, 1 } };
+static GUID prov2 = { 0x5e550002, 0x1, 0x2, { 2, 2, 2, 2, 2, 2, 2, 2 } };
+static GUID cset = { 0x5e55c001, 0x1, 0x2, { 3, 3, 3, 3, 3, 3, 3, 3 } };
+static GUID cset_installed = { 0x5e55c002, 0x1, 0x2, { 4, 4, 4, 4, 4, 4, 4, 4 } };
+
+static const struct ctrpp_counter_desc counters[] = {
+        { 1, PERF_COUNTER_COUNTER, 0, 4, PERF_DETAIL_ADVANCED, -1, PERF_AGGREGATE_TOTAL,
+          CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, 0, 0, NULL, NULL,
+          "Requests/sec", "Requests served per second" },
+        { 2, PERF_COUNTER_BULK_COUNT, 0, 8, PERF_DETAIL_NOVICE, 2, CTRPP_NO_AGGREGATE,
+          1, CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, 0, 0, NULL, NULL, "Bytes/sec", NULL },
+};
+static const struct ctrpp_counterset_desc csets[] = {
+        { { 0x5e55c001, 0x1, 0x2, { 3, 3, 3, 3, 3, 3, 3, 3 } },
+          PERF_COUNTERSET_MULTI_INSTANCES, 0, 0, 2, counters, NULL, NULL,
+          "Web Service", "Per site", "multiple" },
+};
+static const struct ctrpp_provider_desc desc = {
+        .version = CTRPP_DESCRIPTION_VERSION, .size = sizeof(struct ctrpp_provider_desc),
+        .guid = { 0x5e550001, 0x1, 0x2, { 1, 1, 1, 1, 1, 1, 1, 1 } },
+        .n_countersets = 1, .countersets = csets, .name = "Test Provider",
+};
+static const struct ctrpp_counterset_desc installed_csets[] = {
+        { { 0x5e55c002, 0x1, 0x2, { 4, 4, 4, 4, 4, 4, 4, 4 } },
+          PERF_COUNTERSET_SINGLE_INSTANCE, 0, 0, 2, counters, NULL, NULL,
+          "Installed Only", "Nobody runs it", "single" },
+};
+static const struct ctrpp_provider_desc installed = {
+        .version = CTRPP_DESCRIPTION_VERSION, .size = sizeof(struct ctrpp_provider_desc),
+        .guid = { 0x5e550003, 0x1, 0x2, { 5, 5, 5, 5, 5, 5, 5, 5 } },
+        .n_countersets = 1, .countersets = installed_csets, .name = "Installed Provider",
+};
+
+/* Counters 1 (4 bytes) and 2 (8 bytes), or the other way round with swap. */
+static HANDLE start_provider(const GUID *pg, bool swap, PERFLIBREQUEST cb)
+{
+        PERF_PROVIDER_CONTEXT ctx = { .ContextSize = sizeof(ctx), .ControlCallback = cb };
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(pg, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 2,
+                                              (const ULONG[]) { 4, 8 }, &size);
+        PPERF_COUNTER_INFO c = (PPERF_COUNTER_INFO) (t + 1);
+        HANDLE h = NULL;
+
+        if (swap) {
+                PERF_COUNTER_INFO x = c[0];
+
+                c[0] = c[1];
+                c[1] = x;
+        }
+        assert_int_equal(PerfStartProviderEx((LPGUID) pg, &ctx, &h), ERROR_SUCCESS);
+        assert_int_equal(PerfSetCounterSetInfo(h, t, size), ERROR_SUCCESS);
+        free(t);
+        return h;
+}
+
+static struct ns *refreshed(struct ns *ns)
+{
+        if (!ns)
+                assert_int_equal(ns_new(getenv("PERFLIB_RUNTIME_DIR"), &ns), 0);
+        assert_int_equal(ns_refresh(ns), 0);
+        return ns;
+}
+
+static void test_empty(void **state)
+{
+        struct ns *ns = refreshed(NULL);
+
+        assert_int_equal(ns_count(ns), 0);
+        assert_null(ns_find(ns, &cset));
+        assert_null(ns_at(ns, 0));
+        ns_free(ns);
+}
+
+static void test_described(void **state)
+{
+        HANDLE h = start_provider(&prov1, false, NULL);
+        const struct ns_counterset *cs;
+        struct ns *ns;
+
+        assert_int_equal(pl_set_provider_description(h, &desc), 0);
+        ns = refreshed(NULL);
+        assert_int_equal(ns_count(ns), 1);
+        cs = ns_find(ns, &cset);
+        assert_non_null(cs);
+        assert_ptr_equal(cs, ns_at(ns, 0));
+        assert_true(cs->live);
+        assert_false(cs->installed);
+        assert_string_equal(cs->name, "Web Service");
+        assert_string_equal(cs->description, "Per site");
+        assert_string_equal(cs->provider_name, "Test Provider");
+        assert_memory_equal(&cs->provider_guid, &prov1, sizeof(GUID));
+        assert_int_equal(cs->instance_type, PERF_COUNTERSET_MULTI_INSTANCES);
+        assert_int_equal(cs->n_counters, 2);
+        /* Types and sizes from the segment, the rest from the description. */
+        assert_int_equal(cs->counters[0].id, 1);
+        assert_int_equal(cs->counters[0].type, PERF_COUNTER_COUNTER);
+        assert_string_equal(cs->counters[0].name, "Requests/sec");
+        assert_int_equal(cs->counters[0].aggregate, PERF_AGGREGATE_TOTAL);
+        assert_int_equal(cs->counters[1].base_id, 1);
+        assert_int_equal(cs->counters[1].perf_time_id, NS_NO_ID);
+        assert_int_equal(cs->counters[1].aggregate, PERF_AGGREGATE_UNDEFINED);
+        assert_string_equal(cs->counters[1].description, "");
+        assert_int_equal(cs->detail_level, PERF_DETAIL_NOVICE);
+        ns_free(ns);
+        PerfStopProvider(h);
+}
+
+static void test_undescribed(void **state)
+{
+        HANDLE h = start_provider(&prov1, false, NULL);
+        struct ns *ns = refreshed(NULL);
+        const struct ns_counterset *cs = ns_find(ns, &cset);
+
+        assert_non_null(cs);
+        assert_string_equal(cs->name, "{5e55c001-0001-0002-0303-030303030303}");
+        assert_string_equal(cs->counters[0].name, "1");
+        assert_string_equal(cs->counters[1].name, "2");
+        assert_string_equal(cs->provider_name, "");
+        assert_memory_equal(&cs->provider_guid, &prov1, sizeof(GUID));
+        ns_free(ns);
+        PerfStopProvider(h);
+}
+
+static void test_installed(void **state)
+{
+        const struct ctrpp_provider_desc *list[] = { &installed, &desc };
+        struct ns_snapshot *s = NULL;
+        const struct ns_counterset *cs;
+        struct ns *ns = refreshed(NULL);
+        HANDLE h;
+
+        ns_set_installed(ns, list, 2);
+        refreshed(ns);
+        assert_int_equal(ns_count(ns), 2);
+        cs = ns_find(ns, &cset_installed);
+        assert_non_null(cs);
+        assert_true(cs->installed);
+        assert_false(cs->live);
+        assert_string_equal(cs->name, "Installed Only");
+        assert_string_equal(cs->provider_name, "Installed Provider");
+        assert_int_equal(cs->counters[1].size, 8);
+        assert_int_equal(cs->counters[1].default_scale, 2);
+        assert_int_equal(ns_snapshot(ns, cs, 0, &s), 0);
+        assert_int_equal(s->n_instances, 0);
+        ns_snapshot_free(s);
+
+        /* Installed and then started: one counterset, both flags. */
+        h = start_provider(&prov1, false, NULL);
+        ns_runtime_changed(ns);
+        refreshed(ns);
+        assert_int_equal(ns_count(ns), 2);
+        cs = ns_find(ns, &cset);
+        assert_true(cs->installed);
+        assert_true(cs->live);
+        assert_string_equal(cs->name, "Web Service");
+        ns_free(ns);
+        PerfStopProvider(h);
+}
+
+/* Counter order follows the first live provider's layout: look values up by id. */
+static uint64_t value_of(const struct ns_counterset *cs, const struct ns_instance *in, uint32_t id)
+{
+        for (uint32_t c = 0; c < cs->n_counters; c++)
+                if (cs->counters[c].id == id)
+                        return in->values[c];
+        fail_msg("counter %u missing", id);
+        return 0;
+}
+
+static void expect_instance(const struct ns_counterset *cs, const struct ns_snapshot *s,
+                            const wchar_t *name, uint64_t v1, uint64_t v2)
+{
+        for (uint32_t i = 0; i < s->n_instances; i++) {
+                if (wcscmp(s->instances[i].name, name) != 0)
+                        continue;
+                assert_int_equal(s->instances[i].name_len, wcslen(name));
+                assert_int_equal(value_of(cs, &s->instances[i], 1), v1);
+                assert_true(value_of(cs, &s->instances[i], 2) == v2);
+                return;
+        }
+        fail_msg("instance %ls missing", name);
+}
+
+/* Two providers of one counterset, the second with its counters swapped. */
+static void test_merged(void **state)
+{
+        HANDLE h1 = start_provider(&prov1, false, NULL);
+        HANDLE h2 = start_provider(&prov2, true, NULL);
+        PPERF_COUNTERSET_INSTANCE a = PerfCreateInstance(h1, &cset, L"a", 1);
+        PPERF_COUNTERSET_INSTANCE b = PerfCreateInstance(h2, &cset, L"b", 2);
+        struct ns_snapshot *s = NULL;
+        struct ns *ns;
+
+        assert_non_null(a);
+        assert_non_null(b);
+        PerfSetULongCounterValue(h1, a, 1, 10);
+        PerfSetULongLongCounterValue(h1, a, 2, UINT64_C(1) << 40);
+        PerfSetULongCounterValue(h2, b, 1, 20);
+        PerfSetULongLongCounterValue(h2, b, 2, 7);
+        ns = refreshed(NULL);
+        assert_int_equal(ns_count(ns), 1);
+        assert_int_equal(ns_snapshot(ns, ns_at(ns, 0), NS_SNAPSHOT_COLLECT, &s), 0);
+        assert_int_equal(s->n_instances, 2);
+        assert_int_equal(s->n_counters, 2);
+        expect_instance(ns_at(ns, 0), s, L"a", 10, UINT64_C(1) << 40);
+        expect_instance(ns_at(ns, 0), s, L"b", 20, 7);
+        ns_snapshot_free(s);
+
+        /* The first provider stops: its instance leaves, the counterset stays. */
+        PerfStopProvider(h1);
+        refreshed(ns);
+        assert_int_equal(ns_count(ns), 1);
+        assert_int_equal(ns_providers(ns), 1);
+        assert_int_equal(ns_snapshot(ns, ns_at(ns, 0), 0, &s), 0);
+        assert_int_equal(s->n_instances, 1);
+        expect_instance(ns_at(ns, 0), s, L"b", 20, 7);
+        ns_snapshot_free(s);
+        PerfStopProvider(h2);
+        refreshed(ns);
+        assert_int_equal(ns_count(ns), 0);
+        ns_free(ns);
+}
+
+static void killed_child(int cmd_fd, int ack_fd)
+{
+        HANDLE h = start_provider(&prov2, false, NULL);
+
+        assert_non_null(PerfCreateInstance(h, &cset, L"child", 0));
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd))
+                ;
+}
+
+static void test_killed(void **state)
+{
+        struct tu_child c;
+        struct ns *ns;
+
+        assert_int_equal(tu_child_start(&c, killed_child), 0);
+        ns = refreshed(NULL);
+        assert_int_equal(ns_count(ns), 1);
+        kill(c.pid, SIGKILL);
+        tu_child_stop(&c);
+        refreshed(ns);
+        assert_int_equal(ns_count(ns), 0);
+        assert_int_equal(ns_providers(ns), 0);
+        ns_free(ns);
+}
+
+static ULONG last_code, calls;
+static ULONG WINAPI callback(ULONG code, PVOID buffer, ULONG size)
+{
+        last_code = code;
+        calls++;
+        return ERROR_SUCCESS;
+}
+
+static void test_notify(void **state)
+{
+        HANDLE h1 = start_provider(&prov1, false, callback);
+        HANDLE h2 = start_provider(&prov2, false, NULL);
+        struct ns *ns = refreshed(NULL);
+
+        calls = 0;
+        assert_int_equal(ns_notify(ns, ns_find(ns, &cset), PERF_COLLECT_START, NULL, 0), 0);
+        /* Only the provider with a callback is asked. */
+        assert_int_equal(calls, 1);
+        assert_int_equal(last_code, PERF_COLLECT_START);
+        ns_free(ns);
+        PerfStopProvider(h1);
+        PerfStopProvider(h2);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                TU_TEST(test_empty),
+                TU_TEST(test_described),
+                TU_TEST(test_undescribed),
+                TU_TEST(test_installed),
+                TU_TEST(test_merged),
+                TU_TEST(test_killed),
+                TU_TEST(test_notify),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
