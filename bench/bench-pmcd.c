@@ -48,9 +48,10 @@ static bool quick;
 #define MAX_METRICS 16u
 #define MAX_PINNED 64u          /* threads of pmcd and of a separate mmv PMDA */
 #define LOOKUP_TRIES 100u       /* of 100 ms: how long the mmv PMDA may take to see a file */
-#define CLUSTER 3900            /* preferred MMV cluster; the PMDA remaps on a clash */
+#define CLUSTER 3900            /* + the shape's index: files sharing a cluster clash */
 
 struct shape {
+        int index;              /* in shapes[], for the MMV cluster */
         const char *name;       /* in the figures: pmcd-query-<name>-... */
         const char *file;       /* the MMV file, so mmv.<file>.*: PCP names allow no '-' */
         unsigned instances, metrics;
@@ -59,10 +60,10 @@ struct shape {
 
 /* bench-perflibd's shapes; its 1-value is instance i0 of a 1-instance set, as here. */
 static const struct shape shapes[] = {
-        { "1-value", "perflib_bench_1value", 1, 1, 5000 },
-        { "1000x1", "perflib_bench_1000x1", 1000, 1, 1000 },
-        { "1000x16", "perflib_bench_1000x16", 1000, 16, 300 },
-        { "10000x1", "perflib_bench_10000x1", 10000, 1, 200 },
+        { 0, "1-value", "perflib_bench_1value", 1, 1, 5000 },
+        { 1, "1000x1", "perflib_bench_1000x1", 1000, 1, 1000 },
+        { 2, "1000x16", "perflib_bench_1000x16", 1000, 16, 300 },
+        { 3, "10000x1", "perflib_bench_10000x1", 10000, 1, 200 },
 };
 
 /* A thread of pmcd or of its mmv PMDA, and its CPU mask before we pinned it. */
@@ -189,19 +190,23 @@ static unsigned add_mmv_pmda(void)
         return found;
 }
 
-/* Moves the server's threads to cpu, or back to their masks if cpu < 0. */
+/*
+ * Moves the server's threads to cpu, or back to their masks if cpu < 0;
+ * tries every thread, returns the first error.
+ */
 static int pin_server(int cpu)
 {
         cpu_set_t set;
+        int r = 0;
 
         CPU_ZERO(&set);
         if (cpu >= 0)
                 CPU_SET(cpu, &set);
         for (sig_atomic_t i = 0; i < n_pins; i++)
                 if (sched_setaffinity(pins[i].tid, sizeof(set), cpu >= 0 ? &set : &pins[i].saved) < 0
-                    && errno != ESRCH)
-                        return -errno;
-        return 0;
+                    && errno != ESRCH && r == 0)
+                        r = -errno;
+        return r;
 }
 
 static int pin_self(int cpu)
@@ -292,7 +297,8 @@ static bool pin_pmcd(pid_t pmcd)
         unsigned n_mmv;
         int k;
 
-        k = add_pinned(pmcd);
+        /* pmcd.pid is in pmcd's pid namespace, which need not be ours. */
+        k = comm_is(pmcd, "pmcd") ? add_pinned(pmcd) : -ESRCH;
         n_mmv = add_mmv_pmda();
         printf("# the mmv PMDA runs %s\n",
                n_mmv ? "as its own process (pmdammv), pinned with pmcd" : "inside pmcd (DSO)");
@@ -309,6 +315,26 @@ static bool pin_pmcd(pid_t pmcd)
 }
 
 /* ---- the MMV file of a shape ---- */
+
+/* Where mmv_stats_start puts the file, and where the mmv PMDA looks. */
+static void mmv_file_path(const struct shape *s, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s/mmv/%s", pmGetConfig("PCP_TMP_DIR"), s->file);
+}
+
+/*
+ * Files a killed run left behind: pmcd would serve them, stale, beside ours.
+ * The names are ours, so they go.
+ */
+static void remove_stale_files(void)
+{
+        char path[PATH_MAX];
+
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+                mmv_file_path(&shapes[i], path, sizeof(path));
+                (void) unlink(path);
+        }
+}
 
 /*
  * The registry keeps pointers to these names, not copies, until
@@ -406,10 +432,10 @@ static int publish(const struct shape *s, mmv_registry_t **ret_reg)
         void *addr = NULL;
         int k;
 
-        snprintf(mmv_path, sizeof(mmv_path), "%s/mmv/%s", pmGetConfig("PCP_TMP_DIR"), s->file);
+        mmv_file_path(s, mmv_path, sizeof(mmv_path));
         k = make_names(s, &n);
         if (k == 0) {
-                reg = mmv_stats_registry(s->file, CLUSTER, 0);
+                reg = mmv_stats_registry(s->file, CLUSTER + s->index, 0);
                 if (!reg || fill_registry(reg, s, &n) < 0)
                         k = fail("%s: cannot describe the MMV file", s->file);
         }
@@ -441,7 +467,10 @@ static void unpublish(mmv_registry_t *reg)
         mmv_path[0] = '\0';
 }
 
-/* The mmv PMDA rescans its directory on requests, so a new file may take a moment. */
+/*
+ * The mmv PMDA rescans its directory on requests, so a new file may take a
+ * moment; > 0 (skipped) if the PMDA never takes it.
+ */
 static int lookup(const struct shape *s, pmID *ids)
 {
         char buf[MAX_METRICS][MMV_NAMEMAX + 16];
@@ -457,11 +486,11 @@ static int lookup(const struct shape *s, pmID *ids)
                 if (k == (int) s->metrics)
                         return 0;
                 if (k < 0 && k != PM_ERR_NAME)
-                        break;
+                        return fail("%s: pmLookupName: %s", s->file, pcp_error(k));
                 usleep(100000);
         }
-        return fail("%s: pmcd does not know mmv.%s.*: %s", s->file, s->file,
-                    k < 0 ? pcp_error(k) : "only some of its metrics");
+        return skip("pmcd's mmv PMDA did not take %s within %u s (%s)", mmv_path,
+                    LOOKUP_TRIES / 10, k < 0 ? pcp_error(k) : "only some of its metrics");
 }
 
 /* ---- timing ---- */
@@ -531,8 +560,8 @@ static int time_fetches(const struct shape *s, pmID *ids, const char *placement)
                 printf("pmcd-query-%s-%s-p50: %.1f us\n", s->name, placement, t[n / 2]);
                 printf("pmcd-query-%s-%s-p99: %.1f us\n", s->name, placement,
                        t[(size_t) (n * 0.99)]);
-                printf("# pmcd-query-%s: %u fetches of %u values\n", s->name, n,
-                       s->instances * s->metrics);
+                printf("# pmcd-query-%s: %u fetches of %u x %u values\n", s->name, n,
+                       s->metrics, s->instances);
                 fflush(stdout);
         }
         free(t);
@@ -582,6 +611,7 @@ static int run(long ncpu)
         }
         if (k == 0) {
                 catch_signals();
+                remove_stale_files();
                 pinned = pin_pmcd(pmcd);
                 for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && k == 0; i++)
                         k = run_shape(&shapes[i], pinned, ncpu);
