@@ -23,9 +23,11 @@ configure_args=()
 
 # What the build and `make check` need.
 required_pkgs=(build-essential autoconf automake libtool pkg-config libltdl-dev
-               libxml2-dev libsystemd-dev libcmocka-dev clang)
-# Nice to have: the PCP MMV comparison in bench/, and clang's libFuzzer runtime.
-optional_pkgs=(libpcp-mmv1-dev libpcp3-dev libclang-rt-dev)
+               libxml2-dev libsystemd-dev libcmocka-dev clang
+               python3-impacket tshark)
+# Nice to have: the PCP MMV comparison in bench/, clang's libFuzzer runtime,
+# and systemd-socket-activate for the socket activation test.
+optional_pkgs=(libpcp-mmv1-dev libpcp3-dev libclang-rt-dev systemd)
 
 log() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ns-live.h"
 #include "reader.h"
@@ -27,6 +28,7 @@ struct ns_prov {
         int n_csets;                    /* counterset count at the last build */
         bool has_desc;                  /* its self-description was seen */
         bool callback;                  /* it has a ControlCallback */
+        uint64_t quiet_until;           /* CLOCK_MONOTONIC ns: it timed out; skip it until then */
 };
 
 /* One provider's copy of a counterset. */
@@ -563,7 +565,13 @@ int ns_refresh(struct ns *ns)
                 ns->rescan = false;
         }
         provs_check(ns);
-        return ns->dirty ? rebuild(ns) : 0;
+        if (!ns->dirty)
+                return 0;
+        ret = rebuild(ns);
+        /* The old list may point into readers just closed: never serve it. */
+        if (ret < 0)
+                entries_free(ns);
+        return ret;
 }
 
 size_t ns_providers(const struct ns *ns)
@@ -714,23 +722,43 @@ oom:
         return -ENOMEM;
 }
 
+static uint64_t mono_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ * A provider whose callback did not answer within the collect bound is not
+ * asked again for a second: a ValidateCounters of many identifiers, or a
+ * client polling fast, must not wait the bound over and over on one hung
+ * provider.
+ */
+#define NS_QUIET_NS UINT64_C(1000000000)
+
 int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_code,
               const void *buffer, uint32_t size)
 {
         const struct ns_entry *e;
+        uint64_t now = mono_ns();
         int told = 0, err = 0;
 
         if (!ns || !cs)
                 return -EINVAL;
         e = entry_of(cs);
         for (size_t k = 0; k < e->n_src; k++) {
+                struct ns_prov *p = e->src[k].p;
                 uint32_t status;
                 int r;
 
-                if (!e->src[k].p->callback)
+                if (!p->callback || now < p->quiet_until)
                         continue;
                 /* The reader bounds the wait by the collect timeout. */
-                r = pl_reader_notify(e->src[k].p->r, request_code, buffer, size, &status);
+                r = pl_reader_notify(p->r, request_code, buffer, size, &status);
+                if (r == -ETIMEDOUT)
+                        p->quiet_until = mono_ns() + NS_QUIET_NS;
                 if (r < 0)
                         err = r;
                 else

@@ -110,6 +110,21 @@ static void check_counter(const struct pm_counter *m, const struct pl_seg_counte
         assert_int_equal(d->perf_freq_id, m->perf_freq_id.set ? m->perf_freq_id.value : CTRPP_NO_ID);
 }
 
+/*
+ * The provider announces its segment in PerfStartProvider, before
+ * CounterInitialize has registered its countersets and description: wait
+ * (bounded) until it has published them all.
+ */
+static void wait_published(struct pl_reader *r, const struct pm_provider *p)
+{
+        const struct ctrpp_provider_desc *d;
+        double end = tu_now() + 10.0;
+
+        while (tu_now() < end && (pl_reader_counterset_count(r) < (int) p->n_countersets ||
+                                  pl_reader_description(r, &d) == -ENODATA))
+                usleep(1000);
+}
+
 static void check_segment(struct pl_reader *r, const struct pm_provider *p)
 {
         const struct ctrpp_provider_desc *d;
@@ -159,6 +174,7 @@ static void manifest_to_segment(void **state)
         child = popen(exe, "w");
         assert_non_null(child);
         assert_int_equal(tu_open_only_provider(10.0, &r), 0);
+        wait_published(r, &m->providers[0]);
         check_segment(r, &m->providers[0]);
         pl_reader_close(r);
         assert_int_equal(pclose(child), 0);

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench-perflibd: what a query costs a client of perflibd, end to end over
+ * the Unix socket (DCE/RPC, the namespace, the segment snapshot, the MS-PCQ
+ * buffer), and what the server's memory is.  Prints figures; never fails on
+ * a timing.
+ *
+ * For each shape a provider process publishes the instances, a fresh
+ * perflibd serves them, and the client opens one query and times
+ * PerflibV2QueryCounterData: p50 and p99 over many calls, with client and
+ * server pinned to the same CPU and to different CPUs.
+ *
+ * Usage: bench-perflibd [--quick] [--perflibd PATH]   (from the build directory)
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perflib.h"
+#include "perflibv2.h"
+
+static GUID prov = { 0xbe2c0001, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
+static GUID cset = { 0xbe2c0002, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
+
+static const char *perflibd = "server-glue/perflibd";
+static char rundir[] = "/tmp/perflibd-bench-XXXXXX";
+static bool quick;
+
+struct shape {
+        const char *name;
+        uint32_t instances, counters;
+        uint32_t counter_id;            /* what the query adds: an id or 0xFFFFFFFF */
+        const char *instance;           /* "i0" or "*" */
+        unsigned iterations;
+};
+
+static double now_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what)
+{
+        fprintf(stderr, "bench-perflibd: %s\n", what);
+        exit(1);
+}
+
+/* The provider: instances i0..iN-1 of counters 1..C (64-bit), then waits for EOF on fd. */
+static pid_t start_provider(uint32_t n, uint32_t counters, int *ret_wfd)
+{
+        int p[2], ready[2];
+        pid_t pid;
+        char c;
+
+        if (pipe(p) < 0 || pipe(ready) < 0)
+                die("pipe");
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                size_t size = sizeof(PERF_COUNTERSET_INFO) + counters * sizeof(PERF_COUNTER_INFO);
+                PPERF_COUNTERSET_INFO t = calloc(1, size);
+                PPERF_COUNTER_INFO ci = (PPERF_COUNTER_INFO) (t + 1);
+                HANDLE h;
+
+                close(p[1]);
+                close(ready[0]);
+                t->CounterSetGuid = cset;
+                t->ProviderGuid = prov;
+                t->NumCounters = counters;
+                t->InstanceType = PERF_COUNTERSET_MULTI_INSTANCES;
+                for (uint32_t i = 0; i < counters; i++)
+                        ci[i] = (PERF_COUNTER_INFO){ .CounterId = i + 1, .Size = 8,
+                                .Type = PERF_COUNTER_BULK_COUNT, .DetailLevel = PERF_DETAIL_NOVICE };
+                if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
+                    PerfSetCounterSetInfo(h, t, (ULONG) size) != ERROR_SUCCESS)
+                        _exit(2);
+                for (uint32_t i = 0; i < n; i++) {
+                        char name[32];
+
+                        snprintf(name, sizeof(name), "i%u", i);
+                        PPERF_COUNTERSET_INSTANCE in = PerfCreateInstanceUtf8(h, &cset, name, i);
+                        if (!in)
+                                _exit(3);
+                        for (uint32_t k = 0; k < counters; k++)
+                                PerfSetULongLongCounterValue(h, in, k + 1, (ULONGLONG) i * k);
+                }
+                if (write(ready[1], "r", 1) != 1)
+                        _exit(4);
+                while (read(p[0], &c, 1) > 0)
+                        ;
+                PerfStopProvider(h);
+                _exit(0);
+        }
+        close(p[0]);
+        close(ready[1]);
+        if (read(ready[0], &c, 1) != 1)
+                die("the provider did not start");
+        close(ready[0]);
+        *ret_wfd = p[1];
+        return pid;
+}
+
+static pid_t start_server(void)
+{
+        pid_t pid = fork();
+
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                char reg[64], plug[64];
+
+                snprintf(reg, sizeof(reg), "%s/registry", rundir);
+                snprintf(plug, sizeof(plug), "%s/plugins", rundir);
+                execl(perflibd, "perflibd", "--registry-dir", reg, "--plugin-dir", plug,
+                      (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+static struct pv2_client *connect_server(void)
+{
+        struct pv2_client *c;
+        char path[64];
+
+        snprintf(path, sizeof(path), "%s/perflibd.sock", rundir);
+        for (int i = 0; i < 1000; i++) {
+                if (pv2_client_connect_unix(path, 10000, &c) == 0)
+                        return c;
+                usleep(10000);
+        }
+        die("perflibd did not answer (run from the build directory, or pass --perflibd)");
+        return NULL;
+}
+
+static void stop(pid_t pid)
+{
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+}
+
+static void pin(pid_t pid, int cpu)
+{
+        cpu_set_t s;
+
+        CPU_ZERO(&s);
+        CPU_SET(cpu, &s);
+        (void) sched_setaffinity(pid, sizeof(s), &s);
+}
+
+static long rss_kib(pid_t pid, const char *field)
+{
+        char path[64], line[256];
+        long v = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "r");
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, field, strlen(field)) == 0)
+                        v = strtol(line + strlen(field) + 1, NULL, 10);
+        fclose(f);
+        return v;
+}
+
+/* Opens a query holding one identifier; *ret is the handle. */
+static void open_query(struct pv2_client *c, const struct shape *s, struct pv2_handle *ret)
+{
+        uint8_t id[64] = { 0 };
+        uint32_t any = 0xFFFFFFFFu;       /* InstanceId: match by name only */
+        size_t n = strlen(s->instance) + 1, size = (40 + 2 * n + 7) & ~(size_t) 7;
+
+        memcpy(id, &cset, 16);
+        id[20] = (uint8_t) size;
+        memcpy(id + 24, &s->counter_id, 4);
+        memcpy(id + 28, &any, 4);
+        for (size_t i = 0; i < n; i++)
+                id[40 + 2 * i] = (uint8_t) s->instance[i];
+        if (pv2_open_query(c, NULL, ret) != ERROR_SUCCESS ||
+            pv2_validate_counters(c, ret, id, (uint32_t) size, 1) != ERROR_SUCCESS ||
+            id[16] != 0)
+                die("cannot open the query");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Times QueryCounterData; prints p50 and p99 in microseconds. */
+static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
+                         const struct shape *s, const char *placement)
+{
+        unsigned n = quick ? s->iterations / 10 + 1 : s->iterations;
+        double *t = malloc(n * sizeof(*t));
+        uint32_t size = 0;
+
+        for (unsigned i = 0; i < n + 10; i++) {
+                struct pv2_out o = { 0 };
+                double t0 = now_us();
+
+                if (pv2_query_counter_data(c, h, 1u << 30, &o) != ERROR_SUCCESS)
+                        die("QueryCounterData failed");
+                if (i >= 10)    /* the first calls warm caches and the namespace */
+                        t[i - 10] = now_us() - t0;
+                size = o.out_size;
+                pv2_out_done(&o);
+        }
+        qsort(t, n, sizeof(*t), cmp_double);
+        printf("query-%s-%s-p50: %.1f us\n", s->name, placement, t[n / 2]);
+        printf("query-%s-%s-p99: %.1f us\n", s->name, placement, t[(size_t) (n * 0.99)]);
+        printf("# query-%s: %u calls, %u bytes of counter data each\n", s->name, n, size);
+        free(t);
+}
+
+static void run_shape(const struct shape *s, int ncpu)
+{
+        int wfd;
+        pid_t p = start_provider(s->instances, s->counters, &wfd);
+        pid_t d = start_server();
+        struct pv2_client *c = connect_server();
+        struct pv2_handle h;
+
+        open_query(c, s, &h);
+        pin(d, 0);
+        pin(0, 0);
+        time_queries(c, &h, s, "same-cpu");
+        if (ncpu > 1) {
+                pin(d, 1);
+                time_queries(c, &h, s, "two-cpus");
+        }
+        pv2_client_free(c);
+        stop(d);
+        close(wfd);
+        waitpid(p, NULL, 0);
+}
+
+/* perflibd's resident size idle, and while serving 100,000 instances. */
+static void memory(void)
+{
+        static const struct shape big = { "100000x1", 100000, 1, 1, "*", 3 };
+        struct pv2_handle h;
+        struct pv2_client *c;
+        pid_t d = start_server(), p;
+        int wfd;
+
+        c = connect_server();
+        printf("rss-idle: %ld KiB\n", rss_kib(d, "VmRSS"));
+        pv2_client_free(c);
+        stop(d);
+
+        p = start_provider(big.instances, big.counters, &wfd);
+        d = start_server();
+        c = connect_server();
+        open_query(c, &big, &h);
+        time_queries(c, &h, &big, "any-cpu");
+        printf("rss-100000-instances: %ld KiB\n", rss_kib(d, "VmRSS"));
+        printf("rss-100000-instances-peak: %ld KiB\n", rss_kib(d, "VmHWM"));
+        pv2_client_free(c);
+        stop(d);
+        close(wfd);
+        waitpid(p, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct shape shapes[] = {
+                { "1-value", 1, 1, 1, "i0", 5000 },
+                { "1000x1", 1000, 1, 1, "*", 1000 },
+                { "1000x16", 1000, 16, 0xFFFFFFFFu, "*", 300 },
+                { "10000x1", 10000, 1, 1, "*", 200 },
+        };
+        int ncpu = (int) sysconf(_SC_NPROCESSORS_ONLN);
+        char cmd[128];
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--quick") == 0)
+                        quick = true;
+                else if (strcmp(argv[i], "--perflibd") == 0 && i + 1 < argc)
+                        perflibd = argv[++i];
+                else {
+                        fprintf(stderr, "usage: bench-perflibd [--quick] [--perflibd PATH]\n");
+                        return 2;
+                }
+        }
+        if (!mkdtemp(rundir))
+                die("mkdtemp");
+        setenv("PERFLIB_RUNTIME_DIR", rundir, 1);
+        signal(SIGPIPE, SIG_IGN);
+        printf("# bench-perflibd: %s run, %d CPUs online, perflibd %s\n",
+               quick ? "quick" : "full", ncpu, perflibd);
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+                run_shape(&shapes[i], ncpu);
+        memory();
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+        return system(cmd) == 0 ? 0 : 1;
+}

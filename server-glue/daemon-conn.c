@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Listeners and client connections.  Every connection is a byte stream fed
+ * to its DCE/RPC state (perflibv2.h); replies are queued and written as the
+ * socket accepts them, and a client that does not read its replies is not
+ * read from either, so no client can make the server buffer without bound.
+ *
+ * Authorisation happens once, at accept: a Unix-socket peer is allowed when
+ * it is root, the server's own user, or in the configured group (its
+ * primary group or, through SO_PEERGROUPS, a supplementary one).  Others
+ * may connect and bind, and get ERROR_ACCESS_DENIED from every method, as
+ * MS-PCQ's servers answer an unauthorised caller.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "ns-live.h"
+#include "pcq-core.h"
+#include "perflibv2.h"
+
+#define MAX_CLIENTS     1024
+#define READ_CHUNK      65536
+
+struct conn {
+        struct daemon *d;
+        int fd;
+        sd_event_source *io;
+        struct pv2_server_conn *rpc;
+        struct pcq_session session;
+        uint8_t *out;                   /* replies not yet written */
+        size_t out_len, out_off;
+        bool closing;                   /* close once out is written */
+};
+
+static void conn_free(struct conn *c)
+{
+        if (!c)
+                return;
+        /* Frees every query handle the client left open. */
+        pv2_server_conn_free(c->rpc);
+        sd_event_source_disable_unref(c->io);
+        if (c->fd >= 0)
+                close(c->fd);
+        free(c->out);
+        c->d->n_clients--;
+        c->d->status_dirty = true;
+        free(c);
+}
+
+static bool in_group(int fd, gid_t primary, gid_t want)
+{
+        gid_t groups[256];
+        socklen_t len = sizeof(groups);
+
+        if (primary == want)
+                return true;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+                return false;
+        for (size_t i = 0; i < len / sizeof(gid_t); i++)
+                if (groups[i] == want)
+                        return true;
+        return false;
+}
+
+static bool peer_allowed(const struct daemon *d, int fd, bool tcp)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        /* TCP is off unless the administrator turned it on, knowing it is open. */
+        if (tcp)
+                return true;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return false;
+        if (cred.uid == 0 || cred.uid == geteuid())
+                return true;
+        return d->have_group && in_group(fd, cred.gid, d->group);
+}
+
+/* Writes what is queued; switches between reading and writing as needed. */
+static int conn_flush(struct conn *c)
+{
+        while (c->out_off < c->out_len) {
+                ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                                 MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return sd_event_source_set_io_events(c->io, EPOLLOUT);
+                if (n < 0)
+                        return -errno;
+                c->out_off += (size_t) n;
+        }
+        free(c->out);
+        c->out = NULL;
+        c->out_len = c->out_off = 0;
+        if (c->closing)
+                return -ECONNRESET;
+        return sd_event_source_set_io_events(c->io, EPOLLIN);
+}
+
+static int conn_queue(struct conn *c, uint8_t *data, size_t len)
+{
+        uint8_t *v;
+
+        if (!data)
+                return 0;
+        if (!c->out) {
+                c->out = data;
+                c->out_len = len;
+                return 0;
+        }
+        v = realloc(c->out, c->out_len + len);
+        if (!v) {
+                free(data);
+                return -ENOMEM;
+        }
+        memcpy(v + c->out_len, data, len);
+        c->out = v;
+        c->out_len += len;
+        free(data);
+        return 0;
+}
+
+/* Reads what the client sent and runs the requests it completes. */
+static int conn_read(struct conn *c)
+{
+        uint8_t buf[READ_CHUNK];
+
+        for (;;) {
+                uint8_t *out = NULL;
+                size_t out_len = 0;
+                ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+                int r;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return 0;
+                if (n <= 0)
+                        return n == 0 ? -ECONNRESET : -errno;
+                /* Providers come and go between requests, never during one. */
+                r = ns_refresh(c->d->ns);
+                if (r < 0)
+                        log_warning("refreshing the namespace: %s", strerror(-r));
+                r = pv2_server_conn_feed(c->rpc, buf, (size_t) n, &out, &out_len);
+                if (conn_queue(c, out, out_len) < 0)
+                        return -ENOMEM;
+                if (r < 0) {
+                        log_debug("closing a connection: %s", strerror(-r));
+                        c->closing = true;
+                        return 0;
+                }
+                /* Replies first: stop reading until they are written. */
+                if (c->out_len > 0)
+                        return 0;
+        }
+}
+
+static int conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct conn *c = userdata;
+        int r = 0;
+
+        if (revents & EPOLLIN)
+                r = conn_read(c);
+        if (r == 0 && (c->out_len > 0 || c->closing))
+                r = conn_flush(c);
+        if (r == 0 && (revents & (EPOLLHUP | EPOLLERR)) && c->out_len == 0 && !(revents & EPOLLIN))
+                r = -ECONNRESET;
+        if (r < 0)
+                conn_free(c);
+        return 0;
+}
+
+static void tune_tcp(int fd)
+{
+        int one = 1;
+
+        /* Requests and replies are small and answered at once: no Nagle delay. */
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        (void) setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+}
+
+/* ncacn_ip_tcp's bind_ack names the server's port as its secondary address. */
+static int tcp_secondary_address(int fd, struct pv2_server_conn *rpc)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        char port[16];
+
+        if (getsockname(fd, (struct sockaddr *) &ss, &len) < 0 ||
+            getnameinfo((struct sockaddr *) &ss, len, NULL, 0, port, sizeof(port),
+                        NI_NUMERICSERV) != 0)
+                return 0;       /* the empty address every client accepts */
+        return pv2_server_conn_set_secondary_address(rpc, port);
+}
+
+static int conn_new(struct daemon *d, int fd, bool tcp)
+{
+        struct conn *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                close(fd);
+                return -ENOMEM;
+        }
+        c->d = d;
+        c->fd = fd;
+        d->n_clients++;
+        d->status_dirty = true;
+        c->session = (struct pcq_session){ .ns = d->ns, .allowed = peer_allowed(d, fd, tcp) };
+        if (!c->session.allowed)
+                log_notice("a client without the right to query connected; "
+                           "it gets ERROR_ACCESS_DENIED");
+        if (tcp)
+                tune_tcp(fd);
+        r = pv2_server_conn_new(&pcq_core_handlers, &c->session, &c->rpc);
+        if (r == 0 && tcp)
+                r = tcp_secondary_address(fd, c->rpc);
+        if (r == 0)
+                r = sd_event_add_io(d->event, &c->io, fd, EPOLLIN, conn_io, c);
+        if (r < 0)
+                conn_free(c);
+        return r;
+}
+
+struct listener {
+        struct daemon *d;
+        bool tcp;
+};
+
+static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct listener *l = userdata;
+        struct daemon *d = l->d;
+
+        for (;;) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+                if (cfd < 0) {
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
+                        if (errno != EAGAIN)
+                                log_warning("accept: %s", strerror(errno));
+                        return 0;
+                }
+                if (d->n_clients >= MAX_CLIENTS) {
+                        log_warning("too many clients (%d): refusing one", MAX_CLIENTS);
+                        close(cfd);
+                        continue;
+                }
+                if (conn_new(d, cfd, l->tcp) < 0)
+                        log_warning("cannot serve a new client: out of memory");
+        }
+}
+
+static void listener_destroy(void *userdata)
+{
+        free(userdata);
+}
+
+int listener_add(struct daemon *d, int fd, bool tcp)
+{
+        struct listener *l = malloc(sizeof(*l));
+        sd_event_source *s;
+        int r;
+
+        if (!l)
+                return -ENOMEM;
+        /* Sockets passed by systemd may be blocking; accept must never block the loop. */
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+                free(l);
+                return -errno;
+        }
+        *l = (struct listener){ .d = d, .tcp = tcp };
+        r = sd_event_add_io(d->event, &s, fd, EPOLLIN, listener_io, l);
+        if (r < 0) {
+                free(l);
+                return r;
+        }
+        /* From here the source owns both the listener and the descriptor. */
+        sd_event_source_set_destroy_callback(s, listener_destroy);
+        r = sd_event_source_set_io_fd_own(s, true);
+        if (r == 0)
+                r = sd_event_source_set_floating(s, true);
+        sd_event_source_unref(s);
+        if (r < 0)
+                return r;
+        d->n_listeners++;
+        return 0;
+}
+
+/* 1 when a server already answers at path, 0 when not (a stale socket). */
+static int unix_in_use(const char *path, const struct sockaddr_un *sa)
+{
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0 ? 1 : 0;
+        close(fd);
+        return r;
+}
+
+int listen_unix(const char *path, int *ret_fd)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd, r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        r = unix_in_use(path, &sa);
+        if (r != 0)
+                return r > 0 ? -EADDRINUSE : r;
+        if (unlink(path) < 0 && errno != ENOENT)
+                return -errno;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        /* Anyone may connect: peer credentials decide who may query. */
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+            listen(fd, SOMAXCONN) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/* Splits "host:port" or "[v6]:port"; host and port point into buf. */
+static int split_host_port(char *buf, char **ret_host, char **ret_port)
+{
+        char *colon;
+
+        if (buf[0] == '[') {
+                char *end = strchr(buf, ']');
+
+                if (!end || end[1] != ':')
+                        return -EINVAL;
+                *end = '\0';
+                *ret_host = buf + 1;
+                *ret_port = end + 2;
+                return 0;
+        }
+        colon = strrchr(buf, ':');
+        if (!colon || colon == buf || !colon[1])
+                return -EINVAL;
+        *colon = '\0';
+        *ret_host = buf;
+        *ret_port = colon + 1;
+        return 0;
+}
+
+static int bind_first(const struct addrinfo *list, int *ret_fd)
+{
+        int r = -EADDRNOTAVAIL, one = 1;
+
+        for (const struct addrinfo *a = list; a; a = a->ai_next) {
+                int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                                a->ai_protocol);
+
+                if (fd < 0) {
+                        r = -errno;
+                        continue;
+                }
+                (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+                if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
+                        *ret_fd = fd;
+                        return 0;
+                }
+                r = -errno;
+                close(fd);
+        }
+        return r;
+}
+
+int listen_tcp(const char *spec, int *ret_fd)
+{
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+        struct addrinfo *list = NULL;
+        char *buf = strdup(spec), *host, *port;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        r = split_host_port(buf, &host, &port);
+        if (r == 0)
+                r = getaddrinfo(host, port, &hints, &list) == 0 ? 0 : -EADDRNOTAVAIL;
+        if (r == 0)
+                r = bind_first(list, ret_fd);
+        if (list)
+                freeaddrinfo(list);
+        free(buf);
+        return r;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.h: perflibd's own parts: logging, the listeners and connections,
+ * and the state they share.  Internal to perflibd.
+ */
+#ifndef PERFLIBD_DAEMON_H
+#define PERFLIBD_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+struct ns;
+struct plugins;
+struct reg_entry;
+struct ctrpp_provider_desc;
+
+struct daemon {
+        sd_event *event;
+        struct ns *ns;
+
+        char *runtime_dir;
+        char *registry_dir;
+        char *plugin_dir;
+        char *socket_path;              /* the Unix socket we made, NULL under socket activation */
+        char *listen_tcp;               /* HOST:PORT, NULL = no TCP */
+        bool have_group;
+        gid_t group;                    /* members may query, besides root and our own user */
+
+        struct reg_entry *reg;          /* the installed manifests */
+        size_t n_reg;
+        const struct ctrpp_provider_desc **reg_descs;
+        struct plugins *plugins;
+
+        size_t n_clients;
+        size_t n_listeners;
+        bool status_dirty;
+};
+
+/* ---- daemon-log.c ---- */
+
+/* Under systemd (stderr is the journal) logs go to the journal with fields;
+ * otherwise to stderr, one line each.  priority is a syslog(3) level. */
+void log_setup(void);
+void log_msg(int priority, const char *format, ...) __attribute__((format(printf, 2, 3)));
+void log_set_debug(bool on);
+#define log_error(...)  log_msg(3, __VA_ARGS__)
+#define log_warning(...) log_msg(4, __VA_ARGS__)
+#define log_notice(...) log_msg(5, __VA_ARGS__)
+#define log_info(...)   log_msg(6, __VA_ARGS__)
+#define log_debug(...)  log_msg(7, __VA_ARGS__)
+
+/* ---- daemon-conn.c ---- */
+
+/*
+ * Listens on fd (a bound, listening stream socket; the daemon owns it from
+ * now on).  tcp: connections from it are not authorised by credentials.
+ */
+int listener_add(struct daemon *d, int fd, bool tcp);
+
+/* Makes, binds and listens on the Unix socket at path; *ret_fd is ours. */
+int listen_unix(const char *path, int *ret_fd);
+/* HOST:PORT (IPv6 as [addr]:port); *ret_fd is ours. */
+int listen_tcp(const char *spec, int *ret_fd);
+
+#endif /* PERFLIBD_DAEMON_H */

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflibd: serves every provider's counters through the PerflibV2
+ * interface of MS-PCQ, over DCE/RPC on a Unix socket (and TCP when asked).
+ *
+ * One sd-event loop does everything: it accepts clients, runs their
+ * requests against the namespace (ns.c: installed manifests, live segments,
+ * plugins), watches the runtime, registry and plugin directories with
+ * inotify, and tells systemd how it is doing (readiness, status, watchdog).
+ * It never daemonizes: under systemd it is Type=notify, in a shell it is a
+ * foreground process that needs no root and no setup.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "ns-live.h"
+#include "plugins.h"
+#include "reader.h"
+#include "registry.h"
+
+#define SOCKET_NAME "perflibd.sock"
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: perflibd [OPTION]...\n"
+                "Serve performance counters through the PerflibV2 interface (MS-PCQ).\n"
+                "\n"
+                "  -r, --runtime-dir=DIR    provider segments and our socket\n"
+                "                           (env PERFLIB_RUNTIME_DIR; default /run/perflib)\n"
+                "  -R, --registry-dir=DIR   installed manifests (env PERFLIB_REGISTRY_DIR;\n"
+                "                           default %s)\n"
+                "  -p, --plugin-dir=DIR     provider plugins, *.so (env PERFLIB_PLUGIN_DIR;\n"
+                "                           default %s)\n"
+                "  -l, --listen-tcp=HOST:PORT  also serve over TCP, unauthenticated\n"
+                "                           (env PERFLIB_LISTEN_TCP; default: no TCP)\n"
+                "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
+                "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
+                "                           the server's user (env PERFLIB_GROUP)\n"
+                "  -d, --debug              log debug messages\n"
+                "  -h, --help               show this help and exit\n"
+                "  -V, --version            show the version and exit\n"
+                "\n"
+                "See perflibd(8).\n",
+                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME);
+}
+
+static int dup_to(char **dst, const char *src)
+{
+        char *s = src ? strdup(src) : NULL;
+
+        if (src && !s)
+                return -ENOMEM;
+        free(*dst);
+        *dst = s;
+        return 0;
+}
+
+static int set_group(struct daemon *d, const char *name)
+{
+        struct group *g = getgrnam(name);
+
+        if (!g) {
+                fprintf(stderr, "perflibd: no such group: %s\n", name);
+                return -ENOENT;
+        }
+        d->group = g->gr_gid;
+        d->have_group = true;
+        return 0;
+}
+
+/* Environment first, flags over it.  Returns 0, 1 for "exit 0", or -errno. */
+static int parse_args(struct daemon *d, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "runtime-dir", required_argument, NULL, 'r' },
+                { "registry-dir", required_argument, NULL, 'R' },
+                { "plugin-dir", required_argument, NULL, 'p' },
+                { "listen-tcp", required_argument, NULL, 'l' },
+                { "socket", required_argument, NULL, 's' },
+                { "group", required_argument, NULL, 'g' },
+                { "debug", no_argument, NULL, 'd' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        const char *group = getenv("PERFLIB_GROUP");
+        int c;
+
+        if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0)
+                return -ENOMEM;
+        while ((c = getopt_long(argc, argv, "r:R:p:l:s:g:dhV", opts, NULL)) >= 0) {
+                char **dst = c == 'r' ? &d->runtime_dir : c == 'R' ? &d->registry_dir :
+                             c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
+                             c == 's' ? &d->socket_path : NULL;
+
+                if (dst) {
+                        if (dup_to(dst, optarg) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                switch (c) {
+                case 'g': group = optarg; break;
+                case 'd': log_set_debug(true); break;
+                case 'h': usage(stdout); return 1;
+                case 'V': printf("perflibd %s\n", PACKAGE_VERSION); return 1;
+                default: usage(stderr); return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "perflibd: unexpected argument: %s\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (d->listen_tcp && !*d->listen_tcp)
+                dup_to(&d->listen_tcp, NULL);
+        return group && *group ? set_group(d, group) : 0;
+}
+
+/*
+ * Resolves the three directories.  The runtime directory is also exported,
+ * so that plugins, which run the SDK inside this process, announce their
+ * segments where we look.
+ */
+static int resolve_dirs(struct daemon *d)
+{
+        int r;
+
+        if (d->runtime_dir && setenv("PERFLIB_RUNTIME_DIR", d->runtime_dir, 1) < 0)
+                return -errno;
+        free(d->runtime_dir);
+        d->runtime_dir = NULL;
+        r = pl_runtime_dir(&d->runtime_dir);
+        if (r < 0) {
+                log_error("cannot use the runtime directory: %s", strerror(-r));
+                return r;
+        }
+        if (setenv("PERFLIB_RUNTIME_DIR", d->runtime_dir, 1) < 0)
+                return -errno;
+        if (!d->registry_dir) {
+                r = reg_default_dir(&d->registry_dir);
+                if (r < 0)
+                        return r;
+        }
+        return d->plugin_dir ? 0 : plugins_default_dir(&d->plugin_dir);
+}
+
+/* ---- the registry ---- */
+
+static void reg_warn(const char *msg, void *userdata)
+{
+        log_warning("registry: %s", msg);
+}
+
+static void registry_drop(struct daemon *d)
+{
+        reg_entries_free(d->reg, d->n_reg);
+        free(d->reg_descs);
+        d->reg = NULL;
+        d->reg_descs = NULL;
+        d->n_reg = 0;
+}
+
+/*
+ * (Re)reads the installed manifests, parsing only the files that changed;
+ * on failure the previous ones stay served.
+ */
+static int registry_load(struct daemon *d)
+{
+        const struct ctrpp_provider_desc **descs;
+        struct reg_entry *e;
+        size_t n;
+        int r;
+
+        descs = malloc(sizeof(*descs));
+        if (!descs)
+                return -ENOMEM;
+        r = d->reg ? reg_reload(d->registry_dir, d->reg, d->n_reg, reg_warn, d, &e, &n)
+                   : reg_load(d->registry_dir, reg_warn, d, &e, &n);
+        if (r < 0) {
+                log_warning("cannot read the registry %s: %s", d->registry_dir, strerror(-r));
+                free(descs);
+                return r;
+        }
+        /* The old entries are consumed: the namespace must not see them again. */
+        d->reg = e;
+        d->n_reg = n;
+        if (n > 1) {
+                const struct ctrpp_provider_desc **v = realloc(descs, n * sizeof(*descs));
+
+                if (!v)
+                        n = 0;          /* serve nothing installed until the next reload */
+                else
+                        descs = v;
+        }
+        for (size_t i = 0; i < n; i++)
+                descs[i] = e[i].desc;
+        ns_set_installed(d->ns, descs, n);
+        free(d->reg_descs);
+        d->reg_descs = descs;
+        r = ns_refresh(d->ns);
+        if (r < 0)
+                log_warning("refreshing the namespace: %s", strerror(-r));
+        d->status_dirty = true;
+        log_debug("registry %s: %zu installed provider(s)", d->registry_dir, d->n_reg);
+        return 0;
+}
+
+/* ---- plugins ---- */
+
+/* Also called from plugins' own threads: log_msg writes one line at a time. */
+static void plugin_log(void *userdata, int priority, const char *file, const char *message)
+{
+        log_msg(priority, "%s", message);
+}
+
+static void plugins_start(struct daemon *d)
+{
+        struct plugins_config cfg = { .log = plugin_log, .userdata = d,
+                                      .runtime_dir = d->runtime_dir };
+        int r = plugins_new(d->plugin_dir, &cfg, &d->plugins);
+
+        if (r < 0) {
+                log_warning("plugins disabled: %s", strerror(-r));
+                return;
+        }
+        r = plugins_sync(d->plugins);
+        if (r < 0 && r != -ENOENT)
+                log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
+        ns_runtime_changed(d->ns);
+        d->status_dirty = true;
+}
+
+/* ---- watching directories ---- */
+
+static int on_runtime(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+{
+        struct daemon *d = userdata;
+
+        ns_runtime_changed(d->ns);
+        d->status_dirty = true;
+        return 0;
+}
+
+static int on_registry(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+{
+        /* lodctr renames finished files into place; ignore its temporary files. */
+        if (ev->len > 0 && ev->name[0] == '.')
+                return 0;
+        registry_load(userdata);
+        return 0;
+}
+
+static int on_plugins(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+{
+        struct daemon *d = userdata;
+
+        if (d->plugins) {
+                plugins_sync(d->plugins);
+                ns_runtime_changed(d->ns);
+                d->status_dirty = true;
+        }
+        return 0;
+}
+
+/*
+ * Watches dir (made when missing and possible).  A directory we cannot
+ * watch is logged, not fatal: its contents are still read at startup and
+ * on SIGHUP.
+ */
+static void watch(struct daemon *d, const char *what, const char *dir, uint32_t mask,
+                  sd_event_inotify_handler_t cb)
+{
+        int r;
+
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                log_debug("cannot create the %s directory %s: %s", what, dir, strerror(errno));
+        r = sd_event_add_inotify(d->event, NULL, dir, mask | IN_ONLYDIR, cb, d);
+        if (r < 0)
+                log_notice("not watching the %s directory %s: %s", what, dir, strerror(-r));
+}
+
+static void watch_all(struct daemon *d)
+{
+        const uint32_t files = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
+                               IN_CLOSE_WRITE;
+
+        watch(d, "runtime", d->runtime_dir, IN_CREATE | IN_MOVED_TO | IN_DELETE, on_runtime);
+        watch(d, "registry", d->registry_dir, files, on_registry);
+        watch(d, "plugin", d->plugin_dir, files, on_plugins);
+}
+
+/* ---- listeners ---- */
+
+/* Socket activation: take what systemd passed. */
+static int listen_activated(struct daemon *d, int n)
+{
+        for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+                bool tcp = sd_is_socket_inet(fd, 0, SOCK_STREAM, 1, 0) > 0;
+
+                if (!tcp && sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+                        log_warning("ignoring passed descriptor %d: not a listening stream socket", fd);
+                        close(fd);
+                        continue;
+                }
+                if (listener_add(d, fd, tcp) < 0)
+                        return -ENOMEM;
+                if (tcp)
+                        log_warning("serving TCP from socket activation: unauthenticated");
+        }
+        return 0;
+}
+
+static int listen_own(struct daemon *d)
+{
+        int fd, r;
+
+        if (!d->socket_path && asprintf(&d->socket_path, "%s/%s", d->runtime_dir, SOCKET_NAME) < 0) {
+                d->socket_path = NULL;
+                return -ENOMEM;
+        }
+        r = listen_unix(d->socket_path, &fd);
+        if (r < 0) {
+                log_error("cannot listen on %s: %s%s", d->socket_path, strerror(-r),
+                          r == -EADDRINUSE ? " (is another perflibd running?)" : "");
+                free(d->socket_path);
+                d->socket_path = NULL;  /* not ours: do not remove it at exit */
+                return r;
+        }
+        r = listener_add(d, fd, false);
+        if (r < 0 || !d->listen_tcp)
+                return r;
+        r = listen_tcp(d->listen_tcp, &fd);
+        if (r < 0) {
+                log_error("cannot listen on TCP %s: %s", d->listen_tcp, strerror(-r));
+                return r;
+        }
+        log_warning("serving TCP on %s without authentication: anyone who can reach it "
+                    "may read every counter", d->listen_tcp);
+        return listener_add(d, fd, true);
+}
+
+static int listen_all(struct daemon *d)
+{
+        int n = sd_listen_fds(1);
+
+        if (n < 0) {
+                log_error("socket activation: %s", strerror(-n));
+                return n;
+        }
+        return n > 0 ? listen_activated(d, n) : listen_own(d);
+}
+
+/* ---- status, signals, the loop ---- */
+
+static void status_update(struct daemon *d)
+{
+        ns_refresh(d->ns);
+        sd_notifyf(0, "STATUS=%zu countersets, %zu providers, %zu plugins, %zu clients",
+                   ns_count(d->ns), ns_providers(d->ns),
+                   d->plugins ? plugins_count(d->plugins, PLUGIN_RUNNING) : 0, d->n_clients);
+        d->status_dirty = false;
+}
+
+/* Once a second: dead providers vanish from the status, and a lost inotify event is made up for. */
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct daemon *d = userdata;
+
+        ns_runtime_changed(d->ns);
+        status_update(d);
+        sd_event_source_set_time(s, usec + 1000000);
+        return 0;
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        struct daemon *d = userdata;
+
+        sd_notify(0, "RELOADING=1");
+        registry_load(d);
+        if (d->plugins)
+                plugins_sync(d->plugins);
+        ns_runtime_changed(d->ns);
+        status_update(d);
+        sd_notify(0, "READY=1");
+        return 0;
+}
+
+static int setup_loop(struct daemon *d)
+{
+        sigset_t ss;
+        uint64_t now;
+        int r;
+
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+                return -errno;
+        r = sd_event_default(&d->event);
+        if (r < 0)
+                return r;
+        /* NULL handlers: leave the loop cleanly. */
+        if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGINT, NULL, NULL)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d)) < 0)
+                return r;
+        r = sd_event_set_watchdog(d->event, true);
+        if (r < 0)
+                return r;
+        sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+        return sd_event_add_time(d->event, NULL, CLOCK_MONOTONIC, now + 1000000, 100000,
+                                 on_tick, d);
+}
+
+static void daemon_done(struct daemon *d)
+{
+        plugins_free(d->plugins);
+        if (d->socket_path)
+                unlink(d->socket_path);
+        sd_event_unref(d->event);
+        ns_free(d->ns);
+        registry_drop(d);
+        free(d->runtime_dir);
+        free(d->registry_dir);
+        free(d->plugin_dir);
+        free(d->socket_path);
+        free(d->listen_tcp);
+}
+
+static int run(struct daemon *d)
+{
+        int r;
+
+        if ((r = resolve_dirs(d)) < 0 || (r = setup_loop(d)) < 0)
+                return r;
+        if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
+                return r;
+        registry_load(d);
+        plugins_start(d);
+        watch_all(d);
+        if ((r = listen_all(d)) < 0)
+                return r;
+        status_update(d);
+        log_info("serving %zu countersets from %s (registry %s, plugins %s) on %s",
+                 ns_count(d->ns), d->runtime_dir, d->registry_dir, d->plugin_dir,
+                 d->socket_path ? d->socket_path : "sockets from systemd");
+        sd_notify(0, "READY=1");
+        r = sd_event_loop(d->event);
+        sd_notify(0, "STOPPING=1");
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        struct daemon d = { 0 };
+        int r;
+
+        log_setup();
+        r = parse_args(&d, argc, argv);
+        if (r == 0) {
+                r = run(&d);
+                if (r < 0)
+                        log_error("%s", strerror(-r));
+        }
+        daemon_done(&d);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

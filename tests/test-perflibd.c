@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflibd end to end: a real server process, real provider processes, and
+ * the PerflibV2 client over the Unix socket.  A provider's counterset is
+ * enumerated with its self-description, its instances listed, a query
+ * opened and its values read twice; a provider that is killed is gone at
+ * the next request; a provider started after the server is found; a
+ * restarted server finds the providers still running; a caller without the
+ * right gets ERROR_ACCESS_DENIED; SIGTERM ends the server cleanly.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "perflibv2.h"
+#include "testutil.h"
+
+static GUID prov = { 0xe2e0c001, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } };
+static GUID cset = { 0xe2e0c002, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } };
+
+static const struct ctrpp_counter_desc counters[] = {
+        { 1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, 0, 0, NULL, NULL,
+          "Queue Length", "Items waiting" },
+        { 2, PERF_COUNTER_BULK_COUNT, 0, 8, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, 0, 0, NULL, NULL,
+          "Items/sec", "Items processed" },
+};
+static const struct ctrpp_counterset_desc csets[] = {
+        { { 0xe2e0c002, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } },
+          PERF_COUNTERSET_MULTI_INSTANCES, 0, 0, 2, counters, NULL, NULL,
+          "Worker Queue", "Per worker", "multiple" },
+};
+static const struct ctrpp_provider_desc desc = {
+        .version = CTRPP_DESCRIPTION_VERSION, .size = sizeof(struct ctrpp_provider_desc),
+        .guid = { 0xe2e0c001, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } },
+        .n_countersets = 1, .countersets = csets, .name = "E2E Provider",
+};
+
+static char sock[4096], registry[4096], plugins[4096];
+static pid_t server;
+
+/* A provider with instance "w1" (queue 5, items 1000) whose items grow by 1 per 'i'. */
+static void provider_child(int cmd_fd, int ack_fd)
+{
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 2,
+                                              (const ULONG[]) { 4, 8 }, &size);
+        PPERF_COUNTERSET_INSTANCE i;
+        HANDLE h;
+        char c;
+
+        ((PPERF_COUNTER_INFO) (t + 1))[0].Type = PERF_COUNTER_RAWCOUNT;
+        if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS ||
+            pl_set_provider_description(h, &desc) != 0)
+                _exit(2);
+        i = PerfCreateInstance(h, &cset, L"w1", 7);
+        if (!i)
+                _exit(3);
+        PerfSetULongCounterValue(h, i, 1, 5);
+        PerfSetULongLongCounterValue(h, i, 2, 1000);
+        tu_ready(ack_fd);
+        while ((c = tu_next_command(cmd_fd))) {
+                if (c == 'i')
+                        PerfIncrementULongLongCounterValue(h, i, 2, 1);
+                tu_ready(ack_fd);
+        }
+        _exit(0);
+}
+
+/* Runs perflibd, through a launcher (systemd-socket-activate ...) when given. */
+static void start_server_with(const char *const *launcher)
+{
+        char *bin;
+
+        assert_true(asprintf(&bin, "%s/server-glue/perflibd", getenv("top_builddir")) > 0);
+        server = fork();
+        assert_true(server >= 0);
+        if (server == 0) {
+                const char *argv[16];
+                size_t n = 0;
+
+                for (; launcher && launcher[n]; n++)
+                        argv[n] = launcher[n];
+                argv[n++] = bin;
+                argv[n++] = "--registry-dir";
+                argv[n++] = registry;
+                argv[n++] = "--plugin-dir";
+                argv[n++] = plugins;
+                argv[n] = NULL;
+                execvp(argv[0], (char **) argv);
+                _exit(127);
+        }
+        free(bin);
+}
+
+static void start_server(void)
+{
+        start_server_with(NULL);
+}
+
+static struct pv2_client *connect_client(void)
+{
+        struct pv2_client *c = NULL;
+
+        /* The server is ready once its socket answers: bounded by 10 s. */
+        for (int i = 0; i < 1000; i++) {
+                if (pv2_client_connect_unix(sock, 5000, &c) == 0)
+                        return c;
+                usleep(10000);
+        }
+        fail_msg("perflibd did not answer on %s", sock);
+        return NULL;
+}
+
+static int stop_server(void)
+{
+        int status;
+
+        kill(server, SIGTERM);
+        assert_int_equal(waitpid(server, &status, 0), server);
+        server = 0;
+        return status;
+}
+
+static int setup(void **state)
+{
+        const char *run = tu_runtime_setup();
+
+        snprintf(sock, sizeof(sock), "%s/perflibd.sock", run);
+        snprintf(registry, sizeof(registry), "%s/registry", run);
+        snprintf(plugins, sizeof(plugins), "%s/plugins", run);
+        mkdir(registry, 0755);
+        mkdir(plugins, 0755);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        if (server > 0)
+                stop_server();
+        tu_runtime_teardown();
+        return 0;
+}
+
+static bool has_cset(struct pv2_client *c)
+{
+        struct pv2_out o = { 0 };
+        bool found = false;
+
+        assert_int_equal(pv2_enumerate_counterset(c, NULL, 256, &o), ERROR_SUCCESS);
+        assert_int_equal(o.rtn_size, o.out_size);
+        for (uint32_t i = 0; i < o.out_size; i++)
+                found = found || memcmp(o.data + 16 * i, &cset, 16) == 0;
+        pv2_out_done(&o);
+        return found;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+               (uint32_t) p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+        return le32(p) | (uint64_t) le32(p + 4) << 32;
+}
+
+/* One identifier: counter id, instance name (UTF-16LE, NUL-terminated), padded to 8. */
+static size_t identifier(uint8_t *buf, uint32_t counter, const char *instance)
+{
+        size_t n = strlen(instance) + 1, size = (40 + 2 * n + 7) & ~(size_t) 7;
+
+        memset(buf, 0, size);
+        memcpy(buf, &cset, 16);
+        buf[20] = (uint8_t) size;
+        memcpy(buf + 24, &counter, 4);
+        memset(buf + 28, 0xFF, 4);                              /* InstanceId: any */
+        for (size_t i = 0; i < n; i++)
+                buf[40 + 2 * i] = (uint8_t) instance[i];
+        return size;
+}
+
+/* The value of the single PERF_SINGLE_COUNTER block of a QueryCounterData answer. */
+static uint64_t single_value(struct pv2_client *c, const struct pv2_handle *h)
+{
+        struct pv2_out o = { 0 };
+        uint64_t v;
+
+        assert_int_equal(pv2_query_counter_data(c, h, 1 << 16, &o), ERROR_SUCCESS);
+        assert_true(o.out_size >= 48 + 16 + 8 + 8);
+        assert_int_equal(le32(o.data + 4), 1);                  /* dwNumCounter */
+        assert_int_equal(le32(o.data + 48), ERROR_SUCCESS);     /* dwStatus */
+        assert_int_equal(le32(o.data + 52), 1);                 /* PERF_SINGLE_COUNTER */
+        assert_int_equal(le32(o.data + 64), 8);                 /* dwDataSize */
+        v = le64(o.data + 72);
+        pv2_out_done(&o);
+        return v;
+}
+
+static void test_end_to_end(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_out o = { 0 };
+        struct pv2_handle h;
+        struct pv2_client *c;
+        uint8_t ids[64];
+        size_t n;
+
+        start_server();
+        c = connect_client();
+        assert_false(has_cset(c));
+        /* Started after the server: found without a restart. */
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        assert_true(has_cset(c));
+
+        assert_int_equal(pv2_query_registration_info(c, NULL, &cset, 1, 0, 1 << 16, &o),
+                         ERROR_SUCCESS);
+        assert_int_equal(o.out_size, 32 + 2 * 48);              /* two counters */
+        assert_int_equal(le32(o.data + 24), 2);                 /* NumCounters */
+        pv2_out_done(&o);
+        assert_int_equal(pv2_enumerate_instances(c, NULL, &cset, 1 << 16, &o), ERROR_SUCCESS);
+        assert_int_equal(le32(o.data + 4), 7);                  /* InstanceId */
+        assert_int_equal(o.data[8], 'w');
+        pv2_out_done(&o);
+
+        assert_int_equal(pv2_open_query(c, NULL, &h), ERROR_SUCCESS);
+        n = identifier(ids, 2, "w1");
+        assert_int_equal(pv2_validate_counters(c, &h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_int_equal(le32(ids + 16), ERROR_SUCCESS);        /* Status */
+        assert_true(single_value(c, &h) == 1000);
+        assert_int_equal(tu_command(&p, 'i'), 0);
+        assert_int_equal(tu_command(&p, 'i'), 0);
+        assert_true(single_value(c, &h) == 1002);
+
+        /* Killed: gone at the next request. */
+        tu_child_stop(&p);
+        assert_false(has_cset(c));
+        assert_int_equal(pv2_close_query(c, &h), ERROR_SUCCESS);
+        pv2_client_free(c);
+        assert_int_equal(stop_server(), 0);
+        assert_int_equal(access(sock, F_OK), -1);               /* removed at exit */
+}
+
+static void test_restart(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_client *c;
+
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        start_server();
+        c = connect_client();
+        assert_true(has_cset(c));
+        pv2_client_free(c);
+        assert_int_equal(stop_server(), 0);
+        /* The provider kept running; a new server finds it. */
+        start_server();
+        c = connect_client();
+        assert_true(has_cset(c));
+        pv2_client_free(c);
+        tu_child_stop(&p);
+}
+
+static void test_access_denied(void **state)
+{
+        pid_t pid;
+        int status;
+
+        if (geteuid() != 0)
+                skip();
+        start_server();
+        pv2_client_free(connect_client());
+        /* A caller that is neither root, nor the server's user, nor in its group. */
+        chmod(getenv("PERFLIB_RUNTIME_DIR"), 0755);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct pv2_client *c;
+                struct pv2_out o = { 0 };
+
+                if (setgid(65534) < 0 || setuid(65534) < 0 ||
+                    pv2_client_connect_unix(sock, 5000, &c) < 0)
+                        _exit(2);
+                _exit(pv2_enumerate_counterset(c, NULL, 256, &o) == ERROR_ACCESS_DENIED ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_socket_in_use(void **state)
+{
+        pid_t first;
+        int status;
+
+        start_server();
+        pv2_client_free(connect_client());
+        first = server;
+        /* A second server on the same socket refuses to start and leaves it alone. */
+        start_server();
+        assert_int_equal(waitpid(server, &status, 0), server);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+        server = first;
+        pv2_client_free(connect_client());
+}
+
+/* A datagram socket standing in for systemd's notification socket. */
+static int notify_socket(void)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        assert_true(fd >= 0);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", getenv("PERFLIB_RUNTIME_DIR"));
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+        return fd;
+}
+
+/* Collects notifications until one contains want (5 s at most). */
+static bool notified(int fd, const char *want)
+{
+        for (int i = 0; i < 50; i++) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                char buf[4096];
+                ssize_t n;
+
+                if (poll(&p, 1, 100) <= 0)
+                        continue;
+                n = recv(fd, buf, sizeof(buf) - 1, 0);
+                if (n <= 0)
+                        continue;
+                buf[n] = '\0';
+                if (strstr(buf, want))
+                        return true;
+        }
+        return false;
+}
+
+static void test_sd_notify(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        int fd = notify_socket();
+
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        start_server();
+        unsetenv("NOTIFY_SOCKET");
+        assert_true(notified(fd, "READY=1"));
+        /* The status line counts what is served: one counterset, one provider. */
+        assert_true(notified(fd, "STATUS=1 countersets, 1 providers, 0 plugins"));
+        kill(server, SIGTERM);
+        assert_true(notified(fd, "STOPPING=1"));
+        close(fd);
+        tu_child_stop(&p);
+}
+
+static void test_socket_activation(void **state)
+{
+        const char *launcher[] = { "systemd-socket-activate", "-l", sock,
+                                   "-E", "PERFLIB_RUNTIME_DIR", NULL };
+        struct pv2_client *c;
+
+        if (system("command -v systemd-socket-activate >/dev/null 2>&1") != 0)
+                skip();
+        start_server_with(launcher);
+        c = connect_client();
+        assert_false(has_cset(c));
+        pv2_client_free(c);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_end_to_end, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_access_denied, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_socket_in_use, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sd_notify, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
