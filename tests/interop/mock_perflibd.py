@@ -203,12 +203,14 @@ def op_close(data):
     return r
 
 
-def status_of(entries, guid, cid, inst, add):
+def status_of(entries, guid, cid, inst, iid, add):
     if guid not in expect.COUNTERSETS:
         return p.ERROR_WMI_GUID_NOT_FOUND
     if cid != p.WILDCARD_COUNTER and cid not in expect.COUNTERSETS[guid]['counters']:
         return p.ERROR_WMI_ITEMID_NOT_FOUND
-    if inst != '*' and guid == expect.MULTI and inst not in [n for _, n in instances(guid)]:
+    if guid != expect.SINGLE and not any(
+            (inst == '*' or n == inst) and iid in (p.WILDCARD_INSTANCE_ID, i)
+            for i, n in instances(guid)):
         return p.ERROR_PATH_NOT_FOUND
     key = (guid, cid, inst)
     if add:
@@ -234,7 +236,7 @@ def op_validate(data):
     off = 0
     for ident in p.parse_counter_identifiers(bytes(buf)):
         st = status_of(entries, ident['CounterSetGuid'], ident['CounterId'],
-                       ident['InstanceName'], req['dwAdd'] != 0)
+                       ident['InstanceName'], ident['InstanceId'], req['dwAdd'] != 0)
         struct.pack_into('<L', buf, off + 16, st)
         off += ident['Size']
     r['lpData'] = list(buf)

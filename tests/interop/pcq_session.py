@@ -301,8 +301,9 @@ def validate_expect(c, h, what, cases, add=True):
         return
     for (key, want), ident in zip(cases, got):
         check(ident['Status'] == want,
-              'ValidateCounters %s: %s counter 0x%x "%s" Status 0x%x'
-              % (what, key[0][:8], key[1], key[2], want),
+              'ValidateCounters %s: %s counter 0x%x "%s"%s Status 0x%x'
+              % (what, key[0][:8], key[1], key[2],
+                 ' id %d' % key[3] if len(key) > 3 else '', want),
               'Status 0x%x' % ident['Status'])
 
 
@@ -316,6 +317,8 @@ def add_counters(c, h):
         ((UNKNOWN, 1, '*'), p.ERROR_WMI_GUID_NOT_FOUND),
         ((MULTI, 99, 'alpha'), p.ERROR_WMI_ITEMID_NOT_FOUND),
         ((MULTI, 1, 'nosuch'), p.ERROR_PATH_NOT_FOUND),
+        # Windows' InstanceId filter: the name exists, the id does not.
+        ((MULTI, 1, 'alpha', 9), p.ERROR_PATH_NOT_FOUND),
         ((MULTI, 1, 'beta'), p.ERROR_ALREADY_EXISTS),
     ])
     r = p.PerflibV2ValidateCounters()

@@ -373,10 +373,18 @@ COUNTER_IDENTIFIER = '<16sLLLLLL'       # 40 bytes
 COUNTER_IDENTIFIER_SIZE = struct.calcsize(COUNTER_IDENTIFIER)
 
 
-def build_counter_identifier(guid, counter_id, instance, instance_id=0, index=0, status=0):
+WILDCARD_INSTANCE_ID = 0xFFFFFFFF
+
+
+def build_counter_identifier(guid, counter_id, instance, instance_id=WILDCARD_INSTANCE_ID,
+                             index=0, status=0):
     """One _PERF_COUNTER_IDENTIFIER block: the struct, the NUL-terminated
     UTF-16LE instance name, zero padding to the next 8-byte boundary; Size
-    covers all three (an 8-byte multiple, as 3.1.4.1.5 requires)."""
+    covers all three (an 8-byte multiple, as 3.1.4.1.5 requires).
+
+    MS-PCQ only says InstanceId is "the instance identifier"; Windows'
+    perflib.h documents it as a filter, 0xFFFFFFFF meaning "any id", so
+    matching by name alone sends 0xFFFFFFFF (as Windows clients do)."""
     name = (instance + '\x00').encode('utf-16le')
     size = COUNTER_IDENTIFIER_SIZE + len(name)
     size += (-size) % 8

@@ -179,8 +179,9 @@ def buffers():
     check(len(ident) == 48 and ident[20:24] == L(48) and ident[40:46] == n1 and ident[46:] == b'\0\0',
           '_PERF_COUNTER_IDENTIFIER built: 40 bytes + name, Size an 8-byte multiple')
     ids = p.parse_counter_identifiers(ident + p.build_counter_identifier(G1, 0xFFFFFFFF, '*'))
-    check([(i['CounterId'], i['InstanceName'], i['Size']) for i in ids] ==
-          [(3, 'ab', 48), (0xFFFFFFFF, '*', 48)], '_PERF_COUNTER_IDENTIFIER parsed back')
+    check([(i['CounterId'], i['InstanceName'], i['Size'], i['InstanceId']) for i in ids] ==
+          [(3, 'ab', 48, 4), (0xFFFFFFFF, '*', 48, 0xFFFFFFFF)],
+          '_PERF_COUNTER_IDENTIFIER parsed back (InstanceId defaults to the 0xFFFFFFFF filter)')
 
     head = L(0) + L(0) + Q(1) + Q(2) + Q(3) + struct.pack('<8H', 2026, 11, 1, 23, 18, 0, 0, 0)
     single = L(0) + L(1) + L(16 + 8 + 8) + L(0) + L(4) + L(16) + L(42) + L(0)
