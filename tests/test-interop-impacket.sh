@@ -135,6 +135,15 @@ rc=0
 say "session: $PY pcq_session.py 127.0.0.1 $port"
 # Bounded: a server that stops answering must fail the test, not hang it.
 (cd "$interop" && timeout 300 "$PY" pcq_session.py 127.0.0.1 "$port") || rc=1
+# Then the provider dies mid-query (SIGKILL); the server must carry on.
+if [ -n "${INTEROP_PERFLIBD:-}" ]; then
+        say "provider-gone phase skipped: $perflibd does not watch providers"
+        kill -KILL "$provider_pid"
+else
+        say "provider gone: $PY pcq_session.py 127.0.0.1 $port provider-gone $provider_pid"
+        (cd "$interop" && timeout 60 "$PY" pcq_session.py 127.0.0.1 "$port" \
+                provider-gone "$provider_pid") || rc=1
+fi
 
 if [ "$captured" = 1 ]; then
         # Give dumpcap a moment to write the last segments, then stop it.
@@ -147,9 +156,9 @@ if ! kill -0 "$perflibd_pid" 2>/dev/null; then
         say "FAIL: perflibd died during the session"
         rc=1
 fi
-# SIGTERM must stop both cleanly: exit 0 (or death by that very signal, which
-# systemd also counts as clean); anything else, e.g. a sanitizer's report,
-# fails the test.
+# SIGTERM must stop perflibd cleanly: exit 0 (or death by that very signal,
+# which systemd also counts as clean); anything else, e.g. a sanitizer's
+# report, fails the test.  The provider was killed above (SIGKILL, 137).
 kill "$perflibd_pid" 2>/dev/null
 wait "$perflibd_pid"
 perflibd_rc=$?
@@ -158,12 +167,13 @@ kill "$provider_pid" 2>/dev/null
 wait "$provider_pid"
 provider_rc=$?
 provider_pid=
+say "perflibd exited with status $perflibd_rc on SIGTERM"
 if [ "$perflibd_rc" != 0 ] && [ "$perflibd_rc" != 143 ]; then
-        say "FAIL: perflibd exited with status $perflibd_rc on SIGTERM"
+        say "FAIL: perflibd's exit status is not a clean stop"
         rc=1
 fi
-if [ "$provider_rc" != 0 ]; then
-        say "FAIL: interop-provider exited with status $provider_rc:"
+if [ "$provider_rc" != 137 ]; then
+        say "FAIL: interop-provider exited with status $provider_rc, not by SIGKILL:"
         sed 's/^/    /' "$tmp/provider.log"
         rc=1
 fi

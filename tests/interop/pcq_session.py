@@ -2,6 +2,7 @@
 """One PerflibV2 session against a live perflibd, driven by impacket.
 
 Usage: pcq_session.py HOST PORT
+       pcq_session.py HOST PORT provider-gone PID   (kills interop-provider PID)
 
 Talks to the server over ncacn_ip_tcp with no authentication and walks
 every opnum the way a Windows client would (MS-PCQ section 4.1), checking
@@ -9,6 +10,8 @@ the answers against the spec and against what tests/interop/interop-provider.c
 publishes.  Prints one PASS/FAIL line per check; exits 0 only if all pass.
 """
 
+import os
+import signal
 import struct
 import sys
 import time
@@ -474,6 +477,23 @@ def large(c):
     close_query(c, h)
 
 
+def whole_counterset(c):
+    """Both wildcards at once: every counter of every instance (the server
+    may answer with one PERF_COUNTERSET block or any equivalent)."""
+    h = open_query(c)
+    validate_expect(c, h, 'add multi, every counter, every instance',
+                    [((MULTI, p.WILDCARD_COUNTER, p.WILDCARD_INSTANCE), 0)])
+    idents = counter_info(c, h)
+    _, values = query_data(c, h, idents, 'whole counterset')
+    got = {(i, cid): v for (g, i, cid), v in values.items() if g == MULTI}
+    want = {}
+    for iid, name in INSTANCES:
+        want[(name, 1)] = 1000 + iid
+        want[(name, 2)] = (iid << 40) | 7
+    check(got == want, 'QueryCounterData whole counterset: 3 instances x 2 counters', got)
+    close_query(c, h)
+
+
 class RawCall(NDRCALL):
     """Any opnum with any stub bytes: for requests the IDL forbids."""
     opnum = 0
@@ -525,7 +545,43 @@ def robustness(host, port):
     c.dce.disconnect()
 
 
+def provider_gone(host, port, pid):
+    """Kills interop-provider (SIGKILL: no chance to clean up) while a query
+    names its counters: its instances must go (polled, at most 10 s), and
+    the server keep answering."""
+    c = Client(host, port)
+    h = open_query(c)
+    validate_expect(c, h, 'add before the provider dies', [((MULTI, 1, p.WILDCARD_INSTANCE), 0)])
+    os.kill(pid, signal.SIGKILL)
+    status = 0
+    for _ in range(100):
+        status = c.call(instances_call(MULTI, 4096))['ErrorCode']
+        if status != 0:
+            break
+        time.sleep(0.1)
+    check(status in (p.ERROR_WMI_GUID_NOT_FOUND, p.ERROR_WMI_INSTANCE_NOT_FOUND),
+          'EnumerateCounterSetInstances after the provider exited: 0x1068 or 0x1069',
+          'ErrorCode 0x%x' % status)
+    r = c.call(data_call(h, 1 << 20))
+    problems = []
+    check(r['ErrorCode'] == 0, 'QueryCounterData naming the vanished instances still succeeds',
+          'ErrorCode 0x%x' % r['ErrorCode'])
+    if r['ErrorCode'] == 0:
+        head, blocks = p.parse_counter_data(p.array_bytes(r['lpData']), problems)
+        leftover = [b for b in blocks if b['dwType'] != p.PERF_ERROR_RETURN and
+                    (b.get('instances') or 'value' in b or b.get('counters'))]
+        check(not problems and not leftover,
+              'QueryCounterData after the provider exited: no values, only empty or error blocks',
+              (problems, leftover))
+    close_query(c, h)
+    c.dce.disconnect()
+
+
 def main(argv):
+    if len(argv) == 5 and argv[3] == 'provider-gone':
+        check.step('provider gone', provider_gone, argv[1], int(argv[2]), int(argv[4]))
+        print('%d passed, %d failed' % (check.passed, check.failed))
+        return 1 if check.failed else 0
     if len(argv) != 3:
         print(__doc__)
         return 2
@@ -540,6 +596,7 @@ def main(argv):
     check.step('QueryCounterSetRegistrationInfo errors', registration_errors, c)
     check.step('EnumerateCounterSetInstances', enumerate_instances, c)
     check.step('large', large, c)
+    check.step('whole counterset', whole_counterset, c)
     h = check.step('OpenQueryHandle', open_query, c)
     if h is not None:
         check.step('ValidateCounters add', add_counters, c, h)
