@@ -101,9 +101,26 @@ class Checks:
 check = Checks()
 
 
+class EOFAwareTCPTransport(transport.TCPTransport):
+    """impacket's TCP transport, except that the server closing the
+    connection is an error: impacket 0.10's own recv() loops forever on
+    EOF, which would turn a dead server into a hung test."""
+
+    def recv(self, forceRecv=0, count=0):
+        sock, buf = self.get_socket(), b''
+        while not buf or len(buf) < count:
+            more = sock.recv(count - len(buf) if count else 8192)
+            if not more:
+                raise DCERPCException('the server closed the connection')
+            buf += more
+        return buf
+
+
 class Client:
     def __init__(self, host, port):
         t = transport.DCERPCTransportFactory('ncacn_ip_tcp:%s[%d]' % (host, port))
+        t.__class__ = EOFAwareTCPTransport
+        # Also the timeout of every receive: a server that hangs fails the check.
         t.set_connect_timeout(10)
         self.dce = t.get_dce_rpc()
         self.dce.connect()
