@@ -397,7 +397,8 @@ static int items_collect(struct ns *ns, struct items *it)
                                 return -ENOMEM;
                 }
         }
-        qsort(it->v, it->n, sizeof(*it->v), item_cmp);
+        if (it->n > 1)
+                qsort(it->v, it->n, sizeof(*it->v), item_cmp);
         return 0;
 }
 
