@@ -9,7 +9,8 @@
 #      worked out by hand from the IDL (no server needed);
 #   2. interop-provider publishes known values; perflibd serves them from
 #      temporary runtime, registry and plugin directories;
-#   3. tests/interop/pcq_session.py runs every opnum and checks the answers;
+#   3. tests/interop/pcq_session.py runs every opnum and checks the answers,
+#      then again with the provider SIGKILLed mid-query;
 #   4. the capture of that session (dumpcap on lo) is decoded by tshark.
 #
 # Exit 77 (SKIP) when /usr/bin/python3 has no impacket or perflibd is not
