@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "ns-live.h"
@@ -55,6 +56,7 @@ struct ns {
         struct ns_entry *entries;
         size_t n_entries;
         bool rescan;                    /* scan the runtime directory at the next refresh */
+        struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
 };
 
@@ -550,6 +552,32 @@ void ns_runtime_changed(struct ns *ns)
         ns->rescan = true;
 }
 
+/*
+ * Whether the runtime directory may hold a provider not scanned yet.  The
+ * server also learns this from inotify, but a request can be dispatched
+ * before the event that announced its provider: one stat(2) per refresh
+ * makes "announced before the request" mean "served by the request".  The
+ * file system's clock is coarse (a tick), so a change within the last
+ * 50 ms of the last one may not have moved the mtime: rescan then too.
+ */
+static bool runtime_dir_changed(struct ns *ns)
+{
+        struct timespec now;
+        struct stat st;
+        int64_t age_ns;
+
+        if (stat(ns->runtime_dir, &st) < 0)
+                return false;
+        clock_gettime(CLOCK_REALTIME, &now);
+        age_ns = (int64_t) (now.tv_sec - st.st_mtim.tv_sec) * 1000000000 +
+                 (now.tv_nsec - st.st_mtim.tv_nsec);
+        if (st.st_mtim.tv_sec == ns->dir_mtime.tv_sec &&
+            st.st_mtim.tv_nsec == ns->dir_mtime.tv_nsec && age_ns > 50000000)
+                return false;
+        ns->dir_mtime = st.st_mtim;
+        return true;
+}
+
 int ns_refresh(struct ns *ns)
 {
         int ret;
@@ -557,6 +585,8 @@ int ns_refresh(struct ns *ns)
         if (!ns)
                 return -EINVAL;
         provs_reap(ns);
+        if (runtime_dir_changed(ns))
+                ns->rescan = true;
         if (ns->rescan) {
                 /* A missing runtime directory just means no provider yet. */
                 ret = pl_scan(ns->runtime_dir, prov_add, ns, NULL);
