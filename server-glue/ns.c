@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "ns-live.h"
@@ -55,6 +56,7 @@ struct ns {
         struct ns_entry *entries;
         size_t n_entries;
         bool rescan;                    /* scan the runtime directory at the next refresh */
+        struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
 };
 
@@ -551,6 +553,32 @@ void ns_runtime_changed(struct ns *ns)
         ns->rescan = true;
 }
 
+/*
+ * Whether the runtime directory may hold a provider not scanned yet.  The
+ * server also learns this from inotify, but a request can be dispatched
+ * before the event that announced its provider: one stat(2) per refresh
+ * makes "announced before the request" mean "served by the request".  The
+ * file system's clock is coarse (a tick), so a change within the last
+ * 50 ms of the last one may not have moved the mtime: rescan then too.
+ */
+static bool runtime_dir_changed(struct ns *ns)
+{
+        struct timespec now;
+        struct stat st;
+        int64_t age_ns;
+
+        if (stat(ns->runtime_dir, &st) < 0)
+                return false;
+        clock_gettime(CLOCK_REALTIME, &now);
+        age_ns = (int64_t) (now.tv_sec - st.st_mtim.tv_sec) * 1000000000 +
+                 (now.tv_nsec - st.st_mtim.tv_nsec);
+        if (st.st_mtim.tv_sec == ns->dir_mtime.tv_sec &&
+            st.st_mtim.tv_nsec == ns->dir_mtime.tv_nsec && age_ns > 50000000)
+                return false;
+        ns->dir_mtime = st.st_mtim;
+        return true;
+}
+
 int ns_refresh(struct ns *ns)
 {
         int ret;
@@ -558,6 +586,8 @@ int ns_refresh(struct ns *ns)
         if (!ns)
                 return -EINVAL;
         provs_reap(ns);
+        if (runtime_dir_changed(ns))
+                ns->rescan = true;
         if (ns->rescan) {
                 /* A missing runtime directory just means no provider yet. */
                 ret = pl_scan(ns->runtime_dir, prov_add, ns, NULL);
@@ -615,6 +645,24 @@ static const struct ns_entry *entry_of(const struct ns_counterset *cs)
         return (const struct ns_entry *) ((const char *) cs - offsetof(struct ns_entry, pub));
 }
 
+static uint64_t mono_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ * A provider that did not answer within the collect bound (a callback, or
+ * the dereferencing of its reference counters) is not asked again for a
+ * second: perflibd serves every client from one thread, so a ValidateCounters
+ * of many identifiers, or clients polling fast, must not wait the bound over
+ * and over on one hung provider while everyone else waits too.  Meanwhile
+ * its last values are served.
+ */
+#define NS_QUIET_NS UINT64_C(1000000000)
+
 /* The snapshot the caller sees, and what keeps its memory alive. */
 struct snap {
         struct ns_snapshot pub;
@@ -645,15 +693,20 @@ static int snap_parts(struct snap *sn, const struct ns_entry *e, unsigned flags,
         size_t n_inst = 0, n_mapped = 0;
 
         for (size_t k = 0; k < e->n_src; k++) {
+                struct ns_prov *p = e->src[k].p;
+                bool collect = (flags & NS_SNAPSHOT_COLLECT) && mono_ns() >= p->quiet_until;
                 struct pl_snapshot *s = NULL;
 
-                if (pl_reader_snapshot(e->src[k].p->r, e->src[k].cset_index,
-                                       flags & NS_SNAPSHOT_COLLECT ? PL_SNAPSHOT_COLLECT : 0,
-                                       &s) < 0)
+                if (pl_reader_snapshot(p->r, e->src[k].cset_index,
+                                       collect ? PL_SNAPSHOT_COLLECT : 0, &s) < 0)
                         s = NULL;
                 sn->parts[k] = s;
                 if (!s)
                         continue;
+                /* A provider too slow to dereference its counters in time serves its
+                 * last values, and is not waited for again for a while. */
+                if (collect && s->refs_stale)
+                        p->quiet_until = mono_ns() + NS_QUIET_NS;
                 n_inst += s->n_instances;
                 if (e->src[k].map)
                         n_mapped += (size_t) s->n_instances * e->pub.n_counters;
@@ -722,22 +775,6 @@ oom:
         ns_snapshot_free(&sn->pub);
         return -ENOMEM;
 }
-
-static uint64_t mono_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-/*
- * A provider whose callback did not answer within the collect bound is not
- * asked again for a second: a ValidateCounters of many identifiers, or a
- * client polling fast, must not wait the bound over and over on one hung
- * provider.
- */
-#define NS_QUIET_NS UINT64_C(1000000000)
 
 int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_code,
               const void *buffer, uint32_t size)

@@ -17,46 +17,6 @@ void pcq_buf_write(struct pcq_buf *b, uint8_t *data, size_t size)
         *b = (struct pcq_buf){ .data = data, .limit = size };
 }
 
-/*
- * Claims the next n bytes: a pointer to them when writing, NULL when
- * measuring or once the limit was crossed (then nothing more is counted).
- */
-static uint8_t *grab(struct pcq_buf *b, size_t n)
-{
-        uint8_t *p;
-
-        if (b->overflow || n > b->limit - b->len) {
-                b->overflow = true;
-                return NULL;
-        }
-        p = b->data ? b->data + b->len : NULL;
-        b->len += n;
-        return p;
-}
-
-void pcq_buf_uint(struct pcq_buf *b, uint64_t v, size_t n)
-{
-        uint8_t *p = grab(b, n);
-
-        for (size_t i = 0; p && i < n; i++)
-                p[i] = (uint8_t) (v >> (8 * i));
-}
-
-void pcq_buf_u16(struct pcq_buf *b, uint16_t v)
-{
-        pcq_buf_uint(b, v, 2);
-}
-
-void pcq_buf_u32(struct pcq_buf *b, uint32_t v)
-{
-        pcq_buf_uint(b, v, 4);
-}
-
-void pcq_buf_u64(struct pcq_buf *b, uint64_t v)
-{
-        pcq_buf_uint(b, v, 8);
-}
-
 void pcq_buf_guid(struct pcq_buf *b, const GUID *g)
 {
         uint8_t *p;
@@ -64,22 +24,9 @@ void pcq_buf_guid(struct pcq_buf *b, const GUID *g)
         pcq_buf_u32(b, g->Data1);
         pcq_buf_u16(b, g->Data2);
         pcq_buf_u16(b, g->Data3);
-        p = grab(b, sizeof(g->Data4));
+        p = pcq_buf_grab(b, sizeof(g->Data4));
         if (p)
                 memcpy(p, g->Data4, sizeof(g->Data4));
-}
-
-void pcq_buf_zero(struct pcq_buf *b, size_t n)
-{
-        uint8_t *p = grab(b, n);
-
-        if (p)
-                memset(p, 0, n);
-}
-
-void pcq_buf_pad8(struct pcq_buf *b)
-{
-        pcq_buf_zero(b, pcq_align8(b->len) - b->len);
 }
 
 void pcq_buf_patch_u32(struct pcq_buf *b, size_t off, uint32_t v)
@@ -161,10 +108,31 @@ void pcq_buf_utf8(struct pcq_buf *b, const char *s)
         pcq_buf_u16(b, 0);
 }
 
+/* True when every character is one UTF-16 unit that needs no replacing. */
+static bool wcs_plain(const wchar_t *w, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if ((uint32_t) w[i] - 1u >= 0xD7FFu)
+                        return false;
+        return true;
+}
+
 void pcq_buf_wcs(struct pcq_buf *b, const wchar_t *w, size_t n)
 {
         uint16_t u[2];
 
+        /* Instance names are nearly always plain: claim the whole string at once. */
+        if (n < SIZE_MAX / 2 && wcs_plain(w, n)) {
+                uint8_t *p = pcq_buf_grab(b, 2 * n + 2);
+
+                for (size_t i = 0; p && i <= n; i++) {
+                        uint32_t c = i < n ? (uint32_t) w[i] : 0;
+
+                        p[2 * i] = (uint8_t) c;
+                        p[2 * i + 1] = (uint8_t) (c >> 8);
+                }
+                return;
+        }
         for (size_t i = 0; i < n && !b->overflow; i++)
                 put_units(b, u, pcq_utf16_encode((uint32_t) w[i], u));
         pcq_buf_u16(b, 0);
@@ -191,11 +159,11 @@ size_t pcq_utf8_utf16_len(const char *s)
 
 size_t pcq_wcs_utf16_len(const wchar_t *w, size_t n)
 {
-        size_t units = 0;
-        uint16_t u[2];
+        size_t units = n;
 
+        /* What pcq_utf16_encode makes: two units above the BMP, one otherwise. */
         for (size_t i = 0; i < n; i++)
-                units += pcq_utf16_encode((uint32_t) w[i], u);
+                units += (uint32_t) w[i] - 0x10000u <= 0xFFFFFu;
         return units;
 }
 

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "perflibv2.h"
+#include "plugins/test-plugin.h"
 #include "testutil.h"
 
 static GUID prov = { 0xe2e0c001, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } };
@@ -157,7 +158,7 @@ static int teardown(void **state)
         return 0;
 }
 
-static bool has_cset(struct pv2_client *c)
+static bool has_guid(struct pv2_client *c, const GUID *g)
 {
         struct pv2_out o = { 0 };
         bool found = false;
@@ -165,9 +166,25 @@ static bool has_cset(struct pv2_client *c)
         assert_int_equal(pv2_enumerate_counterset(c, NULL, 256, &o), ERROR_SUCCESS);
         assert_int_equal(o.rtn_size, o.out_size);
         for (uint32_t i = 0; i < o.out_size; i++)
-                found = found || memcmp(o.data + 16 * i, &cset, 16) == 0;
+                found = found || memcmp(o.data + 16 * i, g, 16) == 0;
         pv2_out_done(&o);
         return found;
+}
+
+static bool has_cset(struct pv2_client *c)
+{
+        return has_guid(c, &cset);
+}
+
+/* inotify events arrive asynchronously: wait (5 s at most) for g to be listed, or not. */
+static bool becomes(struct pv2_client *c, const GUID *g, bool listed)
+{
+        for (int i = 0; i < 500; i++) {
+                if (has_guid(c, g) == listed)
+                        return true;
+                usleep(10000);
+        }
+        return false;
 }
 
 static uint32_t le32(const uint8_t *p)
@@ -319,6 +336,148 @@ static void test_socket_in_use(void **state)
         pv2_client_free(connect_client());
 }
 
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+        va_list ap;
+        char *cmd;
+        int r;
+
+        va_start(ap, fmt);
+        assert_true(vasprintf(&cmd, fmt, ap) > 0);
+        va_end(ap);
+        r = system(cmd);
+        free(cmd);
+        return r;
+}
+
+/* lodctr and unlodctr while the server runs: no restart needed. */
+static void test_registry_live(void **state)
+{
+        static const GUID spec = { 0xf72fdf55, 0xeaa6, 0x45ba,
+                                   { 0xbf, 0x6d, 0x4c, 0x7c, 0xb0, 0xd6, 0xef, 0x73 } };
+        const char *top = getenv("top_builddir"), *src = getenv("top_srcdir");
+        struct pv2_out o = { 0 };
+        struct pv2_client *c;
+
+        start_server();
+        c = connect_client();
+        assert_false(has_guid(c, &spec));
+        assert_int_equal(run("%s/server-glue/lodctr --registry-dir '%s' "
+                             "/M:%s/tests/ctrpp/spec/example-usermode.man >/dev/null",
+                             top, registry, src), 0);
+        assert_true(becomes(c, &spec, true));
+        /* Installed, no provider running: its registration information is served. */
+        assert_int_equal(pv2_query_registration_info(c, NULL, &spec, 1, 0, 1 << 16, &o),
+                         ERROR_SUCCESS);
+        assert_true(o.out_size > 32);
+        pv2_out_done(&o);
+        assert_int_equal(pv2_enumerate_instances(c, NULL, &spec, 1 << 16, &o),
+                         0x1069);       /* ERROR_WMI_INSTANCE_NOT_FOUND */
+        pv2_out_done(&o);
+        assert_int_equal(run("%s/server-glue/unlodctr --registry-dir '%s' "
+                             "/M:%s/tests/ctrpp/spec/example-usermode.man >/dev/null",
+                             top, registry, src), 0);
+        assert_true(becomes(c, &spec, false));
+        pv2_client_free(c);
+}
+
+/* A plugin dropped into the directory is loaded and served; removed, it is gone. */
+static void test_plugin_live(void **state)
+{
+        static const GUID good = TP_CSET_GUID(1);
+        const char *top = getenv("top_builddir");
+        struct pv2_client *c;
+
+        start_server();
+        c = connect_client();
+        assert_false(has_guid(c, &good));
+        assert_int_equal(run("cp %s/tests/plugins/.libs/good.so '%s/.good.tmp' && "
+                             "mv '%s/.good.tmp' '%s/good.so'", top, plugins, plugins, plugins), 0);
+        assert_true(becomes(c, &good, true));
+        assert_int_equal(run("rm '%s/good.so'", plugins), 0);
+        assert_true(becomes(c, &good, false));
+        pv2_client_free(c);
+}
+
+/* A callback="custom" provider in another process, told what its clients do. */
+static char codes_path[4096];
+
+static ULONG WINAPI record(ULONG code, PVOID buffer, ULONG size)
+{
+        FILE *f = fopen(codes_path, "a");
+
+        if (f) {
+                fprintf(f, "%lu\n", (unsigned long) code);
+                fclose(f);
+        }
+        return ERROR_SUCCESS;
+}
+
+static void custom_child(int cmd_fd, int ack_fd)
+{
+        PERF_PROVIDER_CONTEXT ctx = { .ContextSize = sizeof(ctx), .ControlCallback = record };
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 2,
+                                              (const ULONG[]) { 4, 8 }, &size);
+        HANDLE h;
+
+        if (PerfStartProviderEx(&prov, &ctx, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS ||
+            !PerfCreateInstance(h, &cset, L"w1", 7))
+                _exit(2);
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd))
+                tu_ready(ack_fd);
+        _exit(0);
+}
+
+static char *codes(void)
+{
+        static char buf[256];
+        FILE *f = fopen(codes_path, "r");
+        size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+        if (f)
+                fclose(f);
+        buf[n] = '\0';
+        for (char *p = buf; *p; p++)
+                if (*p == '\n')
+                        *p = ' ';
+        unlink(codes_path);
+        return buf;
+}
+
+static void test_custom_callback(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_out o = { 0 };
+        struct pv2_handle h;
+        struct pv2_client *c;
+        uint8_t ids[64];
+        size_t n;
+
+        snprintf(codes_path, sizeof(codes_path), "%s/codes", getenv("PERFLIB_RUNTIME_DIR"));
+        assert_int_equal(tu_child_start(&p, custom_child), 0);
+        start_server();
+        c = connect_client();
+        assert_int_equal(pv2_enumerate_instances(c, NULL, &cset, 1 << 16, &o), ERROR_SUCCESS);
+        pv2_out_done(&o);
+        assert_string_equal(codes(), "3 ");             /* PERF_ENUMERATE_INSTANCES */
+        assert_int_equal(pv2_open_query(c, NULL, &h), ERROR_SUCCESS);
+        n = identifier(ids, 2, "w1");
+        assert_int_equal(pv2_validate_counters(c, &h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_string_equal(codes(), "1 ");             /* PERF_ADD_COUNTER */
+        assert_int_equal(pv2_query_counter_data(c, &h, 1 << 16, &o), ERROR_SUCCESS);
+        pv2_out_done(&o);
+        assert_string_equal(codes(), "5 6 ");           /* PERF_COLLECT_START, _END */
+        n = identifier(ids, 2, "w1");
+        assert_int_equal(pv2_validate_counters(c, &h, ids, (uint32_t) n, 0), ERROR_SUCCESS);
+        assert_string_equal(codes(), "2 ");             /* PERF_REMOVE_COUNTER */
+        pv2_client_free(c);
+        tu_child_stop(&p);
+}
+
 /* A datagram socket standing in for systemd's notification socket. */
 static int notify_socket(void)
 {
@@ -392,6 +551,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_socket_in_use, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sd_notify, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_registry_live, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_plugin_live, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_custom_callback, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -788,10 +788,9 @@ void pl_snapshot_free(struct pl_snapshot *s)
 {
         if (!s)
                 return;
-        for (uint32_t i = 0; i < s->n_instances; i++) {
-                free(s->instances[i].name);
+        /* Each instance's name lives in the block of its values (inst_read). */
+        for (uint32_t i = 0; i < s->n_instances; i++)
                 free(s->instances[i].values);
-        }
         free(s->instances);
         free(s);
 }
@@ -867,12 +866,17 @@ static int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, u
 }
 
 /*
- * Reads one directory entry's block into out, the name by way of scratch
- * (PL_SEG_MAX_NAME_BYTES); <0 leaves the block out of the snapshot.
+ * Reads one directory entry's block into out, by way of scratch space for
+ * the name (PL_SEG_MAX_NAME_BYTES) and the values (the counterset's
+ * counters), then keeps values and name in one allocation: a snapshot of
+ * 100,000 instances makes 100,000 allocations, not 200,000.  <0 leaves the
+ * block out of the snapshot.
  */
 static int inst_read(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
-                     uint32_t slot, wchar_t *scratch, struct pl_instance *out)
+                     uint32_t slot, wchar_t *scratch, uint64_t *vals, struct pl_instance *out)
 {
+        size_t vsize = (size_t) c->num_counters * sizeof(uint64_t), nsize;
+        uint8_t *block;
         int k;
 
         /* The fixed part first; the name's extent is checked once it is known. */
@@ -883,18 +887,20 @@ static int inst_read(const struct pl_reader *r, const struct pl_counterset *c, u
                 .dir_slot = slot,
                 .block_off = off,
                 .num_values = c->num_counters,
-                .values = calloc(c->num_counters, sizeof(uint64_t)),
+                .values = vals,
         };
-        if (!out->values)
-                return -ENOMEM;
         k = inst_copy(r, c, off, slot, scratch, out);
-        if (k == 0) {
-                out->name = wcsdup(scratch);
-                k = out->name ? 0 : -ENOMEM;
-        }
         if (k < 0)
-                free(out->values);
-        return k;
+                return k;
+        nsize = ((size_t) out->name_len + 1) * sizeof(wchar_t);
+        block = malloc(vsize + nsize);
+        if (!block)
+                return -ENOMEM;
+        memcpy(block, vals, vsize);
+        memcpy(block + vsize, scratch, nsize);
+        out->values = (uint64_t *) block;
+        out->name = (wchar_t *) (block + vsize);
+        return 0;
 }
 
 struct snap_state {
@@ -903,8 +909,24 @@ struct snap_state {
         uint32_t n_csets;               /* published when the scan started */
         struct pl_snapshot *s;
         uint32_t cap;
+        uint64_t *vals;                 /* scratch for one instance's values */
+        uint32_t vals_cap;
         wchar_t name[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
 };
+
+static int vals_reserve(struct snap_state *st, uint32_t n)
+{
+        uint64_t *v;
+
+        if (n <= st->vals_cap)
+                return 0;
+        v = realloc(st->vals, (size_t) n * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        st->vals = v;
+        st->vals_cap = n;
+        return 0;
+}
 
 static int snap_push(struct snap_state *st, const struct pl_instance *inst)
 {
@@ -941,14 +963,15 @@ static int snap_slot(struct snap_state *st, const uint64_t *dir, uint32_t slot)
         k = cset_get(st->r, ci, &c);
         if (k < 0)
                 return k == -ENOMEM ? k : 0;
-        k = inst_read(st->r, c, e & PL_DIR_OFFSET_MASK, slot, st->name, &inst);
+        k = vals_reserve(st, c->num_counters);
+        if (k < 0)
+                return k;
+        k = inst_read(st->r, c, e & PL_DIR_OFFSET_MASK, slot, st->name, st->vals, &inst);
         if (k < 0)
                 return k == -ENOMEM ? k : 0;
         k = snap_push(st, &inst);
-        if (k < 0) {
-                free(inst.name);
-                free(inst.values);
-        }
+        if (k < 0)
+                free(inst.values);      /* the name lives in the same block */
         return k;
 }
 
@@ -1015,6 +1038,7 @@ int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                 st.s->refs_stale = !collect(r);
         st.s->generation = __atomic_load_n(&hdr(r)->generation, __ATOMIC_ACQUIRE);
         k = snap_scan(&st);
+        free(st.vals);
         if (k < 0) {
                 pl_snapshot_free(st.s);
                 return k;
