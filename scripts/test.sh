@@ -108,6 +108,7 @@ fuzz_target() {
         mkdir -p "$dir"
         log "$name: building $bin"
         if ! clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined \
                 "$@" "${srcs[@]}" -lpthread -o "$bin"; then
                 problems+=("$name build")
                 failed=$((failed + 1))

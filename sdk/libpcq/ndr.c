@@ -32,7 +32,10 @@ static const uint8_t *pull_take(struct ndr_pull *p, size_t n)
                 ndr_pull_fail(p, -EBADMSG);
                 return NULL;
         }
-        const uint8_t *b = p->data + p->off;
+        /* No data at all (size 0) is a valid, empty stub: never offset NULL. */
+        static const uint8_t empty[1];
+        const uint8_t *b = p->data ? p->data + p->off : empty;
+
         p->off += n;
         return b;
 }
@@ -169,7 +172,7 @@ uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n)
                 p->err = -E2BIG;
                 return NULL;
         }
-        if (p->size + n > p->cap) {
+        if (p->size + n > p->cap || !p->data) {
                 size_t cap = p->cap ? p->cap : 256;
                 while (cap < p->size + n)
                         cap *= 2;
