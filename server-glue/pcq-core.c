@@ -173,6 +173,49 @@ uint32_t pcq_emit(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t li
         return ERROR_SUCCESS;
 }
 
+/* One writing pass into cap bytes; false (nothing kept) when they were too few. */
+static bool emit_once(pcq_emit_fn fn, const void *ctx, size_t cap, uint32_t in_size,
+                      struct pv2_out *out, uint32_t *ret)
+{
+        uint8_t *data = malloc(cap);
+        struct pcq_buf b;
+
+        if (!data)
+                return false;
+        pcq_buf_write(&b, data, cap);
+        fn(&b, ctx);
+        if (b.overflow) {
+                free(data);
+                return false;
+        }
+        out->rtn_size = (uint32_t) b.len;
+        if (b.len > in_size || b.len == 0) {
+                free(data);
+                *ret = b.len > in_size ? ERROR_NOT_ENOUGH_MEMORY : ERROR_SUCCESS;
+                return true;
+        }
+        out->data = data;   /* ownership passes to the stubs */
+        out->out_size = (uint32_t) b.len;
+        *ret = ERROR_SUCCESS;
+        return true;
+}
+
+uint32_t pcq_emit_hinted(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t limit,
+                         size_t *hint, struct pv2_out *out)
+{
+        size_t cap = *hint + *hint / 8 + 256;
+        uint32_t e;
+
+        if (*hint > 0 && emit_once(fn, ctx, cap < limit ? cap : limit, in_size, out, &e)) {
+                *hint = out->rtn_size;
+                return e;
+        }
+        e = pcq_emit(fn, ctx, in_size, limit, out);
+        if (e == ERROR_SUCCESS || e == ERROR_NOT_ENOUGH_MEMORY)
+                *hint = out->rtn_size;
+        return e;
+}
+
 void pcq_emit_instance(struct pcq_buf *b, const struct ns_instance *inst)
 {
         size_t len = inst->name ? inst->name_len : 0;

@@ -242,7 +242,7 @@ static void emit_data(struct pcq_buf *b, const void *ctx)
         pcq_buf_patch_u32(b, 0, (uint32_t) b->len);
 }
 
-uint32_t pcq_op_counter_data(struct ns *ns, const struct pcq_query *q, uint32_t in_size,
+uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_size,
                              struct pv2_out *out)
 {
         struct data_call dc = { .q = q };
@@ -257,7 +257,8 @@ uint32_t pcq_op_counter_data(struct ns *ns, const struct pcq_query *q, uint32_t 
         for (size_t i = 0; i < q->n_items; i++)
                 resolve(ns, &dc, &dc.plans[i], &q->items[i]);
         read_clocks(&dc);
-        e = pcq_emit(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES, out);
+        e = pcq_emit_hinted(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES,
+                            &q->data_size_hint, out);
 done:
         for (size_t i = 0; i < dc.n_samples; i++)
                 ns_snapshot_free(dc.samples[i].snap);

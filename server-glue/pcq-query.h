@@ -43,6 +43,7 @@ struct pcq_query {
         struct pcq_item *items;         /* owned, n_items of them */
         size_t n_items;
         size_t cap;
+        size_t data_size_hint;          /* bytes of the last QueryCounterData answer */
 };
 
 /*

@@ -1218,6 +1218,36 @@ static void data_sizing(void **state)
         assert_int_equal(o.rtn_size, 48 + 16 + 24 + 8 + 2 * 72 + 64);
 }
 
+/*
+ * A query read again is written in one pass into a buffer sized from last
+ * time; when instances arrive that buffer is too small and the two-pass
+ * path takes over.  Either way the bytes are the same (bar the clocks).
+ */
+static void data_regrowth(void **state)
+{
+        struct fx *fx = *state;
+        struct pv2_out a, b;
+
+        open_query(fx, NULL);
+        assert_int_equal(add1(fx, &g_multi, WILD, ANY, u"*"), 0);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 20, &a), ERROR_SUCCESS);
+        out_done(&a);
+        for (uint32_t i = 0; i < 50; i++) {
+                wchar_t name[16];
+
+                swprintf(name, 16, L"grown%u", i);
+                fake_ns_add_instance(fx->ns, &g_multi, 100 + i, name, alpha_values);
+        }
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 20, &a), ERROR_SUCCESS);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 20, &b), ERROR_SUCCESS);
+        assert_true(a.out_size > 48 + 16 + 24 + 8 + 50 * 72);
+        assert_int_equal(a.out_size, b.out_size);
+        assert_memory_equal(a.data, b.data, 8);
+        assert_memory_equal(a.data + 48, b.data + 48, a.out_size - 48);
+        out_done(&a);
+        out_done(&b);
+}
+
 static void query_limit(void **state)
 {
         struct fx *fx = *state;
@@ -1448,6 +1478,7 @@ int main(void)
                 T(data_one_snapshot_per_counterset),
                 T(data_reresolves_instances),
                 T(data_sizing),
+                T(data_regrowth),
                 T(query_limit),
                 T(validate_garbage),
                 cmocka_unit_test(buf_strings),

@@ -788,9 +788,8 @@ void pl_snapshot_free(struct pl_snapshot *s)
 {
         if (!s)
                 return;
-        /* Each instance's name lives in the block of its values (inst_read). */
-        for (uint32_t i = 0; i < s->n_instances; i++)
-                free(s->instances[i].values);
+        /* Every instance's values and name live in the arena (snap_finish). */
+        free(s->arena);
         free(s->instances);
         free(s);
 }
@@ -866,19 +865,13 @@ static int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, u
 }
 
 /*
- * Reads one directory entry's block into out, by way of scratch space for
- * the name (PL_SEG_MAX_NAME_BYTES) and the values (the counterset's
- * counters), then keeps values and name in one allocation: a snapshot of
- * 100,000 instances makes 100,000 allocations, not 200,000.  <0 leaves the
- * block out of the snapshot.
+ * Reads one directory entry's block into out: the values into vals (the
+ * counterset's counters), the name into scratch (PL_SEG_MAX_NAME_BYTES).
+ * <0 leaves the block out of the snapshot.
  */
 static int inst_read(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
                      uint32_t slot, wchar_t *scratch, uint64_t *vals, struct pl_instance *out)
 {
-        size_t vsize = (size_t) c->num_counters * sizeof(uint64_t), nsize;
-        uint8_t *block;
-        int k;
-
         /* The fixed part first; the name's extent is checked once it is known. */
         if (!heap_ok(r, off, INSTANCE_HDR_SIZE + (uint64_t) c->data_size))
                 return -EBADMSG;
@@ -889,18 +882,7 @@ static int inst_read(const struct pl_reader *r, const struct pl_counterset *c, u
                 .num_values = c->num_counters,
                 .values = vals,
         };
-        k = inst_copy(r, c, off, slot, scratch, out);
-        if (k < 0)
-                return k;
-        nsize = ((size_t) out->name_len + 1) * sizeof(wchar_t);
-        block = malloc(vsize + nsize);
-        if (!block)
-                return -ENOMEM;
-        memcpy(block, vals, vsize);
-        memcpy(block + vsize, scratch, nsize);
-        out->values = (uint64_t *) block;
-        out->name = (wchar_t *) (block + vsize);
-        return 0;
+        return inst_copy(r, c, off, slot, scratch, out);
 }
 
 struct snap_state {
@@ -911,8 +893,60 @@ struct snap_state {
         uint32_t cap;
         uint64_t *vals;                 /* scratch for one instance's values */
         uint32_t vals_cap;
+        /*
+         * Every kept instance's values and name, back to back: one growing
+         * block rather than an allocation per instance (a snapshot of
+         * 100,000 instances is taken on every query).  offs[i] is where
+         * instance i's part starts; pointers are set once the block stops
+         * moving (snap_finish).
+         */
+        uint8_t *arena;
+        size_t arena_len, arena_cap;
+        size_t *offs;
         wchar_t name[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
 };
+
+/* Copies one instance's values and name to the end of the arena. */
+static int arena_put(struct snap_state *st, const struct pl_instance *inst, size_t *ret_off)
+{
+        size_t vsize = (size_t) inst->num_values * sizeof(uint64_t);
+        size_t nsize = ((size_t) inst->name_len + 1) * sizeof(wchar_t);
+        size_t need = (vsize + nsize + 7) & ~(size_t) 7;
+
+        if (need > st->arena_cap - st->arena_len) {
+                size_t cap = st->arena_cap ? st->arena_cap : 4096;
+                uint8_t *a;
+
+                while (cap - st->arena_len < need)
+                        cap *= 2;
+                a = realloc(st->arena, cap);
+                if (!a)
+                        return -ENOMEM;
+                st->arena = a;
+                st->arena_cap = cap;
+        }
+        memcpy(st->arena + st->arena_len, inst->values, vsize);
+        memcpy(st->arena + st->arena_len + vsize, st->name, nsize);
+        *ret_off = st->arena_len;
+        st->arena_len += need;
+        return 0;
+}
+
+/* Points every instance into the arena, which the snapshot now owns. */
+static void snap_finish(struct snap_state *st)
+{
+        struct pl_snapshot *s = st->s;
+
+        for (uint32_t i = 0; i < s->n_instances; i++) {
+                struct pl_instance *in = &s->instances[i];
+
+                in->values = (uint64_t *) (st->arena + st->offs[i]);
+                in->name = (wchar_t *) (st->arena + st->offs[i] +
+                                        (size_t) in->num_values * sizeof(uint64_t));
+        }
+        s->arena = st->arena;
+        st->arena = NULL;
+}
 
 static int vals_reserve(struct snap_state *st, uint32_t n)
 {
@@ -931,16 +965,29 @@ static int vals_reserve(struct snap_state *st, uint32_t n)
 static int snap_push(struct snap_state *st, const struct pl_instance *inst)
 {
         struct pl_snapshot *s = st->s;
+        size_t off;
 
         if (s->n_instances == st->cap) {
                 uint32_t cap = st->cap ? st->cap * 2 : 64;
                 struct pl_instance *a = realloc(s->instances, sizeof(*a) * cap);
+                size_t *o;
+
                 if (!a)
                         return -ENOMEM;
                 s->instances = a;
+                o = realloc(st->offs, sizeof(*o) * cap);
+                if (!o)
+                        return -ENOMEM;
+                st->offs = o;
                 st->cap = cap;
         }
-        s->instances[s->n_instances++] = *inst;
+        if (arena_put(st, inst, &off) < 0)
+                return -ENOMEM;
+        st->offs[s->n_instances] = off;
+        s->instances[s->n_instances] = *inst;
+        s->instances[s->n_instances].values = NULL;     /* set by snap_finish */
+        s->instances[s->n_instances].name = NULL;
+        s->n_instances++;
         return 0;
 }
 
@@ -969,10 +1016,7 @@ static int snap_slot(struct snap_state *st, const uint64_t *dir, uint32_t slot)
         k = inst_read(st->r, c, e & PL_DIR_OFFSET_MASK, slot, st->name, st->vals, &inst);
         if (k < 0)
                 return k == -ENOMEM ? k : 0;
-        k = snap_push(st, &inst);
-        if (k < 0)
-                free(inst.values);      /* the name lives in the same block */
-        return k;
+        return snap_push(st, &inst);
 }
 
 static int snap_scan(struct snap_state *st)
@@ -1038,7 +1082,11 @@ int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                 st.s->refs_stale = !collect(r);
         st.s->generation = __atomic_load_n(&hdr(r)->generation, __ATOMIC_ACQUIRE);
         k = snap_scan(&st);
+        if (k == 0)
+                snap_finish(&st);
         free(st.vals);
+        free(st.offs);
+        free(st.arena);
         if (k < 0) {
                 pl_snapshot_free(st.s);
                 return k;

@@ -138,6 +138,7 @@ struct pl_snapshot {
         uint32_t n_instances;
         bool refs_stale;                /* a collect was asked for and did not finish */
         struct pl_instance *instances;
+        void *arena;                    /* every instance's values and name, in one block */
 };
 PL_PRIVATE int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index,
                                   unsigned flags, struct pl_snapshot **ret);
