@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -320,6 +321,65 @@ static void test_access_denied(void **state)
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The same caller, once the server names its group: allowed. */
+static void test_group_allowed(void **state)
+{
+        pid_t pid;
+        int status;
+
+        if (geteuid() != 0)
+                skip();
+        setenv("PERFLIB_GROUP", "nogroup", 1);
+        start_server();
+        unsetenv("PERFLIB_GROUP");
+        pv2_client_free(connect_client());
+        chmod(getenv("PERFLIB_RUNTIME_DIR"), 0755);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct pv2_client *c;
+                struct pv2_out o = { 0 };
+
+                if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0 ||
+                    pv2_client_connect_unix(sock, 5000, &c) < 0)
+                        _exit(2);
+                _exit(pv2_enumerate_counterset(c, NULL, 256, &o) == ERROR_SUCCESS ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Many clients at once, each with a query open, each answered. */
+static void test_many_clients(void **state)
+{
+        enum { N = 64 };
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_client *c[N];
+        struct pv2_handle h[N];
+        uint8_t ids[64];
+        size_t n;
+
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        start_server();
+        for (int i = 0; i < N; i++) {
+                c[i] = connect_client();
+                assert_int_equal(pv2_open_query(c[i], NULL, &h[i]), ERROR_SUCCESS);
+                n = identifier(ids, 2, "w1");
+                assert_int_equal(pv2_validate_counters(c[i], &h[i], ids, (uint32_t) n, 1),
+                                 ERROR_SUCCESS);
+        }
+        for (int i = 0; i < N; i++)
+                assert_true(single_value(c[i], &h[i]) == 1000);
+        /* Dropped with their queries open: the server frees them and goes on. */
+        for (int i = 0; i < N; i++)
+                pv2_client_free(c[i]);
+        c[0] = connect_client();
+        assert_true(has_cset(c[0]));
+        pv2_client_free(c[0]);
+        tu_child_stop(&p);
+}
+
 static void test_socket_in_use(void **state)
 {
         pid_t first;
@@ -517,9 +577,13 @@ static void test_sd_notify(void **state)
         int fd = notify_socket();
 
         assert_int_equal(tu_child_start(&p, provider_child), 0);
+        setenv("WATCHDOG_USEC", "200000", 1);
         start_server();
         unsetenv("NOTIFY_SOCKET");
+        unsetenv("WATCHDOG_USEC");
         assert_true(notified(fd, "READY=1"));
+        /* With a watchdog configured the server pets it (sd-event, at half the period). */
+        assert_true(notified(fd, "WATCHDOG=1"));
         /* The status line counts what is served: one counterset, one provider. */
         assert_true(notified(fd, "STATUS=1 countersets, 1 providers, 0 plugins"));
         kill(server, SIGTERM);
@@ -548,6 +612,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_end_to_end, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_access_denied, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_group_allowed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_many_clients, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_socket_in_use, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sd_notify, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_socket_activation, setup, teardown),
