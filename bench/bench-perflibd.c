@@ -10,7 +10,11 @@
  * PerflibV2QueryCounterData: p50 and p99 over many calls, with client and
  * server pinned to the same CPU and to different CPUs.
  *
- * Usage: bench-perflibd [--quick] [--perflibd PATH]   (from the build directory)
+ * PCP's pmcd serving the same shapes is measured in the same run by
+ * bench-pmcd (when PCP is there), so the figures can be read side by side.
+ *
+ * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
+ *        (from the build directory)
  */
 #include <errno.h>
 #include <sched.h>
@@ -31,6 +35,7 @@ static GUID prov = { 0xbe2c0001, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 static GUID cset = { 0xbe2c0002, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 
 static const char *perflibd = "server-glue/perflibd";
+static const char *pmcd_bench = "bench/bench-pmcd";
 static char rundir[] = "/tmp/perflibd-bench-XXXXXX";
 static bool quick;
 
@@ -287,13 +292,15 @@ int main(int argc, char **argv)
                 { "10000x1", 10000, 1, 1, "*", 200 },
         };
         int ncpu = (int) sysconf(_SC_NPROCESSORS_ONLN);
-        char cmd[128];
+        char cmd[4200];
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--quick") == 0)
                         quick = true;
                 else if (strcmp(argv[i], "--perflibd") == 0 && i + 1 < argc)
                         perflibd = argv[++i];
+                else if (strcmp(argv[i], "--pmcd-bench") == 0 && i + 1 < argc)
+                        pmcd_bench = argv[++i];
                 else {
                         fprintf(stderr, "usage: bench-perflibd [--quick] [--perflibd PATH]\n");
                         return 2;
@@ -309,5 +316,13 @@ int main(int argc, char **argv)
                 run_shape(&shapes[i], ncpu);
         memory();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+        if (system(cmd) != 0)
+                return 1;
+        fflush(stdout);
+        if (access(pmcd_bench, X_OK) != 0) {
+                printf("# pmcd: %s not built, no comparison\n", pmcd_bench);
+                return 0;
+        }
+        snprintf(cmd, sizeof(cmd), "'%s'%s", pmcd_bench, quick ? " --quick" : "");
         return system(cmd) == 0 ? 0 : 1;
 }
