@@ -29,13 +29,6 @@ void pcq_buf_guid(struct pcq_buf *b, const GUID *g)
                 memcpy(p, g->Data4, sizeof(g->Data4));
 }
 
-void pcq_buf_patch_u32(struct pcq_buf *b, size_t off, uint32_t v)
-{
-        if (!b->data || b->overflow || off > b->len || b->len - off < 4)
-                return;
-        for (size_t i = 0; i < 4; i++)
-                b->data[off + i] = (uint8_t) (v >> (8 * i));
-}
 
 size_t pcq_utf16_encode(uint32_t c, uint16_t out[2])
 {
@@ -108,30 +101,43 @@ void pcq_buf_utf8(struct pcq_buf *b, const char *s)
         pcq_buf_u16(b, 0);
 }
 
-/* True when every character is one UTF-16 unit that needs no replacing. */
-static bool wcs_plain(const wchar_t *w, size_t n)
+/*
+ * Writes w as UTF-16LE into p (2 * n + 2 bytes) when every character is one
+ * unit needing no replacement, the common case for instance names; false,
+ * with p partly written, as soon as one is not.
+ */
+static bool wcs_put_plain(uint8_t *p, const wchar_t *w, size_t n)
 {
-        for (size_t i = 0; i < n; i++)
-                if ((uint32_t) w[i] - 1u >= 0xD7FFu)
+        for (size_t i = 0; i < n; i++) {
+                uint32_t c = (uint32_t) w[i];
+                uint16_t le;
+
+                if (c - 1u >= 0xD7FFu)
                         return false;
+                le = htole16((uint16_t) c);
+                memcpy(p + 2 * i, &le, 2);
+        }
+        memset(p + 2 * n, 0, 2);
         return true;
 }
 
 void pcq_buf_wcs(struct pcq_buf *b, const wchar_t *w, size_t n)
 {
+        size_t start = b->len;
         uint16_t u[2];
 
-        /* Instance names are nearly always plain: claim the whole string at once. */
-        if (n < SIZE_MAX / 2 && wcs_plain(w, n)) {
+        if (!b->data) {
+                /* Measuring: only the length matters. */
+                pcq_buf_zero(b, 2 * (pcq_wcs_utf16_len(w, n) + 1));
+                return;
+        }
+        /* Writing: one pass for a plain name, claimed whole. */
+        if (n < SIZE_MAX / 2 - 1) {
                 uint8_t *p = pcq_buf_grab(b, 2 * n + 2);
 
-                for (size_t i = 0; p && i <= n; i++) {
-                        uint32_t c = i < n ? (uint32_t) w[i] : 0;
-
-                        p[2 * i] = (uint8_t) c;
-                        p[2 * i + 1] = (uint8_t) (c >> 8);
-                }
-                return;
+                if (!p || wcs_put_plain(p, w, n))
+                        return;
+                b->len = start;
         }
         for (size_t i = 0; i < n && !b->overflow; i++)
                 put_units(b, u, pcq_utf16_encode((uint32_t) w[i], u));

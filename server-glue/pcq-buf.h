@@ -118,7 +118,14 @@ static inline void pcq_buf_pad8(struct pcq_buf *b)
 /* A GUID as MS-DTYP lays it out: Data1, Data2, Data3 little-endian, Data4 as is. */
 void pcq_buf_guid(struct pcq_buf *b, const GUID *g);
 /* Overwrites 4 bytes put earlier at offset off (no-op while measuring). */
-void pcq_buf_patch_u32(struct pcq_buf *b, size_t off, uint32_t v);
+static inline void pcq_buf_patch_u32(struct pcq_buf *b, size_t off, uint32_t v)
+{
+        uint32_t le = htole32(v);
+
+        if (!b->data || b->overflow || off > b->len || b->len - off < 4)
+                return;
+        memcpy(b->data + off, &le, 4);
+}
 
 /*
  * NUL-terminated UTF-16LE strings from the three encodings the core meets:

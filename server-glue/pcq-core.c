@@ -219,12 +219,14 @@ uint32_t pcq_emit_hinted(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint
 void pcq_emit_instance(struct pcq_buf *b, const struct ns_instance *inst)
 {
         size_t len = inst->name ? inst->name_len : 0;
-        size_t units = pcq_wcs_utf16_len(inst->name, len);
+        size_t start = b->len;
 
-        pcq_buf_u32(b, (uint32_t) pcq_align8(8 + 2 * (units + 1)));
+        /* Size is what the block came to: patched, so the name is read once. */
+        pcq_buf_u32(b, 0);
         pcq_buf_u32(b, inst->id);
         pcq_buf_wcs(b, inst->name, len);
         pcq_buf_pad8(b);
+        pcq_buf_patch_u32(b, start, (uint32_t) (b->len - start));
 }
 
 void pcq_notify_machine(struct ns *ns, const struct ns_counterset *cs, uint32_t code,
