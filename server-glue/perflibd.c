@@ -372,12 +372,15 @@ static void status_update(struct daemon *d)
         d->status_dirty = false;
 }
 
-/* Once a second: dead providers vanish from the status, and a lost inotify event is made up for. */
+/*
+ * Once a second: dead providers vanish from the status.  (A lost inotify
+ * event needs no rescan here: every refresh compares the runtime
+ * directory's mtime, and a rescan probes every provider's socket.)
+ */
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
 
-        ns_runtime_changed(d->ns);
         status_update(d);
         sd_event_source_set_time(s, usec + 1000000);
         return 0;
