@@ -538,6 +538,63 @@ static void test_custom_callback(void **state)
         tu_child_stop(&p);
 }
 
+/* A provider with a by-reference counter (id 2) that the test can freeze. */
+static ULONGLONG ref_value = 41;
+
+static void ref_child(int cmd_fd, int ack_fd)
+{
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 2,
+                                              (const ULONG[]) { 4, 8 }, &size);
+        PPERF_COUNTERSET_INSTANCE i;
+        HANDLE h;
+
+        ((PPERF_COUNTER_INFO) (t + 1))[1].Attrib = PERF_ATTRIB_BY_REFERENCE;
+        if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS)
+                _exit(2);
+        i = PerfCreateInstance(h, &cset, L"w1", 7);
+        if (!i || PerfSetCounterRefValue(h, i, 2, &ref_value) != ERROR_SUCCESS)
+                _exit(3);
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd)) {
+                ref_value++;
+                tu_ready(ack_fd);
+        }
+        _exit(0);
+}
+
+/*
+ * A provider that stops answering (SIGSTOP) while a query needs it to
+ * dereference its counters: the query still succeeds, with the values last
+ * collected, and later queries do too.
+ */
+static void test_hung_provider(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_handle h;
+        struct pv2_client *c;
+        uint8_t ids[64];
+        size_t n;
+
+        assert_int_equal(tu_child_start(&p, ref_child), 0);
+        start_server();
+        c = connect_client();
+        assert_int_equal(pv2_open_query(c, NULL, &h), ERROR_SUCCESS);
+        n = identifier(ids, 2, "w1");
+        assert_int_equal(pv2_validate_counters(c, &h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_true(single_value(c, &h) == 41);
+        assert_int_equal(tu_command(&p, 'i'), 0);
+        assert_true(single_value(c, &h) == 42);         /* dereferenced live */
+        kill(p.pid, SIGSTOP);
+        assert_true(single_value(c, &h) == 42);         /* the last collected value */
+        assert_true(single_value(c, &h) == 42);
+        assert_true(has_cset(c));                       /* stopped is not dead */
+        kill(p.pid, SIGCONT);
+        pv2_client_free(c);
+        tu_child_stop(&p);
+}
+
 /* A datagram socket standing in for systemd's notification socket. */
 static int notify_socket(void)
 {
@@ -620,6 +677,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_registry_live, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_plugin_live, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_custom_callback, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hung_provider, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
