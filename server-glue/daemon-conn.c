@@ -30,6 +30,7 @@
 
 #define MAX_CLIENTS     1024
 #define READ_CHUNK      65536
+#define DENIED_MAX_REQUEST 65536
 
 struct conn {
         struct daemon *d;
@@ -229,6 +230,9 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         r = pv2_server_conn_new(&pcq_core_handlers, &c->session, &c->rpc);
         if (r == 0 && tcp)
                 r = tcp_secondary_address(fd, c->rpc);
+        /* Every call of a caller without the right fails: it needs no large requests. */
+        if (r == 0 && !c->session.allowed)
+                r = pv2_server_conn_set_max_request(c->rpc, DENIED_MAX_REQUEST);
         if (r == 0)
                 r = sd_event_add_io(d->event, &c->io, fd, EPOLLIN, conn_io, c);
         if (r < 0)

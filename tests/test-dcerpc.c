@@ -905,6 +905,33 @@ static void request_cap(void **state)
         sess_free(&s);
 }
 
+/* A lowered cap (perflibd's, for callers it refuses) stops a request at it. */
+static void request_cap_lowered(void **state)
+{
+        struct sess s;
+        struct stub pdu = { 0 };
+        uint8_t *zeros = calloc(1, 65535);
+        int r = 0;
+        unsigned frags = 0;
+
+        (void)state;
+        assert_non_null(zeros);
+        sess_bound(&s);
+        assert_int_equal(pv2_server_conn_set_max_request(s.c, 100), -EINVAL);
+        assert_int_equal(pv2_server_conn_set_max_request(s.c, 65536), 0);
+        for (unsigned i = 0; r == 0 && i < 100; i++, frags++) {
+                pdu.n = 0;
+                make_request(&pdu, 2, 0, 7, i == 0 ? 1 : 0, zeros, 30000, 0);
+                r = feed(&s, pdu.b, pdu.n);
+        }
+        assert_int_equal(r, -EPROTO);
+        expect_fault(&s, 2, PV2_NCA_S_PROTO_ERROR);
+        assert_int_equal(frags, 3);             /* 60,000 bytes fit, 90,000 do not */
+        free(zeros);
+        stub_done(&pdu);
+        sess_free(&s);
+}
+
 static void thousand_handles_released(void **state)
 {
         struct sess s;
@@ -946,6 +973,7 @@ int main(void)
                 cmocka_unit_test_setup(fragmented_request_and_response, setup),
                 cmocka_unit_test_setup(byte_at_a_time, setup),
                 cmocka_unit_test_setup(request_cap, setup),
+                cmocka_unit_test_setup(request_cap_lowered, setup),
                 cmocka_unit_test_setup(thousand_handles_released, setup),
         };
 

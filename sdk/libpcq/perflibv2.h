@@ -136,6 +136,15 @@ size_t pv2_server_conn_queries(const struct pv2_server_conn *c);
  */
 int pv2_server_conn_set_secondary_address(struct pv2_server_conn *c, const char *addr);
 
+/*
+ * The most stub bytes one request may reassemble to (default: the largest
+ * ValidateCounters the IDL allows, plus room for the other parameters); a
+ * request past it is a protocol error that closes the connection.  A
+ * server lowers it for callers it will refuse anyway, so that they cannot
+ * make it hold 64 MiB each.  0, or -EINVAL outside [1432, default].
+ */
+int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes);
+
 /* ---- client side ---- */
 
 struct pv2_client;

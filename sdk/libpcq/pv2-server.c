@@ -53,6 +53,7 @@ struct pv2_server_conn {
         uint8_t *req;
         size_t req_len;
         size_t req_cap;
+        size_t max_request;             /* reassembled stub bytes allowed */
 };
 
 /* Where a reply goes: the caller's growing buffer. */
@@ -76,7 +77,16 @@ int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
         }
         c->max_xmit = DCERPC_MIN_FRAG;
         c->max_recv = DCERPC_MIN_FRAG;
+        c->max_request = PV2_MAX_REQUEST;
         *ret = c;
+        return 0;
+}
+
+int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes)
+{
+        if (!c || bytes < DCERPC_MIN_FRAG || bytes > PV2_MAX_REQUEST)
+                return -EINVAL;
+        c->max_request = bytes;
         return 0;
 }
 
@@ -393,7 +403,7 @@ static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                 }
         }
         size_t n = h->frag_len - hdr;
-        if (n > PV2_MAX_REQUEST - c->req_len)
+        if (n > c->max_request - c->req_len)
                 return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
         if (req_append(c, pdu + hdr, n) < 0) {
                 call_reset(c);
