@@ -39,17 +39,27 @@ static void run_provider(int wfd)
 {
         HANDLE h;
         pid_t pids[2];
+        int g[2];
+        char c;
 
-        if (PerfStartProvider(&provider_guid, NULL, &h) != ERROR_SUCCESS)
+        if (PerfStartProvider(&provider_guid, NULL, &h) != ERROR_SUCCESS || pipe(g) < 0)
                 _exit(2);
         pids[0] = getpid();
         pids[1] = fork();
         if (pids[1] == 0) {
-                /* The grandchild outlives the provider; it only sleeps. */
+                /*
+                 * The grandchild outlives the provider; it only sleeps.  Its
+                 * fork() has returned, so perflib's handlers have run in it:
+                 * say so, or the test could probe before they did.
+                 */
+                close(g[0]);
+                if (write(g[1], "g", 1) != 1)
+                        _exit(4);
                 sleep(30);
                 _exit(0);
         }
-        if (write(wfd, pids, sizeof(pids)) != sizeof(pids))
+        close(g[1]);
+        if (read(g[0], &c, 1) != 1 || write(wfd, pids, sizeof(pids)) != sizeof(pids))
                 _exit(3);
         pause();
         _exit(0);
