@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -538,6 +539,16 @@ static void test_custom_callback(void **state)
         tu_child_stop(&p);
 }
 
+/* Stops a child and waits until it is stopped: kill() alone does not. */
+static void freeze(pid_t pid)
+{
+        int status;
+
+        assert_int_equal(kill(pid, SIGSTOP), 0);
+        assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+        assert_true(WIFSTOPPED(status));
+}
+
 /* A provider with a by-reference counter (id 2) that the test can freeze. */
 static ULONGLONG ref_value = 41;
 
@@ -557,8 +568,9 @@ static void ref_child(int cmd_fd, int ack_fd)
         if (!i || PerfSetCounterRefValue(h, i, 2, &ref_value) != ERROR_SUCCESS)
                 _exit(3);
         tu_ready(ack_fd);
+        /* The collect thread reads the variable while this one writes it. */
         while (tu_next_command(cmd_fd)) {
-                ref_value++;
+                __atomic_add_fetch(&ref_value, 1, __ATOMIC_RELAXED);
                 tu_ready(ack_fd);
         }
         _exit(0);
@@ -586,13 +598,98 @@ static void test_hung_provider(void **state)
         assert_true(single_value(c, &h) == 41);
         assert_int_equal(tu_command(&p, 'i'), 0);
         assert_true(single_value(c, &h) == 42);         /* dereferenced live */
-        kill(p.pid, SIGSTOP);
+        freeze(p.pid);
         assert_true(single_value(c, &h) == 42);         /* the last collected value */
         assert_true(single_value(c, &h) == 42);
         assert_true(has_cset(c));                       /* stopped is not dead */
         kill(p.pid, SIGCONT);
         pv2_client_free(c);
         tu_child_stop(&p);
+}
+
+/* A second provider, of another counterset: one instance "o1" with value 77. */
+static GUID prov_other = { 0xe2e0c003, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } };
+static GUID cset_other = { 0xe2e0c004, 0x1, 0x2, { 9, 8, 7, 6, 5, 4, 3, 2 } };
+
+static void other_child(int cmd_fd, int ack_fd)
+{
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov_other, &cset_other,
+                                              PERF_COUNTERSET_MULTI_INSTANCES, 2,
+                                              (const ULONG[]) { 4, 8 }, &size);
+        PPERF_COUNTERSET_INSTANCE i;
+        HANDLE h;
+
+        if (PerfStartProvider(&prov_other, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS ||
+            !(i = PerfCreateInstance(h, &cset_other, L"o1", 1)))
+                _exit(2);
+        PerfSetULongLongCounterValue(h, i, 2, 77);
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd))
+                tu_ready(ack_fd);
+        _exit(0);
+}
+
+struct pending {
+        struct pv2_client *c;
+        struct pv2_handle h;
+        uint64_t value;
+        bool done;
+};
+
+static void *pending_query(void *userdata)
+{
+        struct pending *p = userdata;
+
+        p->value = single_value(p->c, &p->h);
+        __atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
+        return NULL;
+}
+
+/*
+ * A query waiting on a hung provider holds up no other client: with a
+ * collect bound of 10 s, a query of another provider is answered while
+ * the first still waits, and the first completes once its provider runs.
+ */
+static void test_hung_provider_isolated(void **state)
+{
+        struct tu_child p1 = { .cmd_fd = -1, .ack_fd = -1 }, p2 = p1;
+        struct pending a = { 0 };
+        struct pv2_handle hb;
+        struct pv2_client *b;
+        uint8_t ids[64];
+        pthread_t t;
+        size_t n;
+
+        assert_int_equal(tu_child_start(&p1, ref_child), 0);
+        assert_int_equal(tu_child_start(&p2, other_child), 0);
+        setenv("PERFLIB_COLLECT_TIMEOUT_MS", "10000", 1);
+        start_server();
+        unsetenv("PERFLIB_COLLECT_TIMEOUT_MS");
+        a.c = connect_client();
+        assert_int_equal(pv2_open_query(a.c, NULL, &a.h), ERROR_SUCCESS);
+        n = identifier(ids, 2, "w1");
+        assert_int_equal(pv2_validate_counters(a.c, &a.h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_true(single_value(a.c, &a.h) == 41);
+        b = connect_client();
+        assert_int_equal(pv2_open_query(b, NULL, &hb), ERROR_SUCCESS);
+        n = identifier(ids, 2, "o1");
+        memcpy(ids, &cset_other, 16);
+        assert_int_equal(pv2_validate_counters(b, &hb, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+
+        freeze(p1.pid);
+        assert_int_equal(pthread_create(&t, NULL, pending_query, &a), 0);
+        usleep(300000);         /* let a's request reach the server and start waiting */
+        assert_true(single_value(b, &hb) == 77);
+        assert_false(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE));
+        kill(p1.pid, SIGCONT);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_true(a.value == 41);
+        pv2_client_free(a.c);
+        pv2_client_free(b);
+        tu_child_stop(&p1);
+        tu_child_stop(&p2);
 }
 
 /* A datagram socket standing in for systemd's notification socket. */
@@ -678,6 +775,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_plugin_live, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_custom_callback, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hung_provider, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hung_provider_isolated, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

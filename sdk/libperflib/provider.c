@@ -362,12 +362,18 @@ void pl_provider_collect(struct pl_provider *p)
                         const struct pl_counter *ctr = &c->counters[c->ref_counters[k]];
                         if (!addrs[k])
                                 continue;
+                        /* The provider's own threads write these variables as they please:
+                         * one untorn load of its width, as the update path does. */
                         if (ctr->size == 8)
                                 __atomic_store_n((uint64_t *) (inst + ctr->offset),
-                                                 *(volatile uint64_t *) addrs[k], __ATOMIC_RELAXED);
+                                                 __atomic_load_n((uint64_t *) addrs[k],
+                                                                 __ATOMIC_RELAXED),
+                                                 __ATOMIC_RELAXED);
                         else if (ctr->size == 4)
                                 __atomic_store_n((uint32_t *) (inst + ctr->offset),
-                                                 *(volatile uint32_t *) addrs[k], __ATOMIC_RELAXED);
+                                                 __atomic_load_n((uint32_t *) addrs[k],
+                                                                 __ATOMIC_RELAXED),
+                                                 __ATOMIC_RELAXED);
                 }
         }
         pthread_mutex_unlock(&p->lock);
