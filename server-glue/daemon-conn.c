@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Listeners and client connections.  Every connection is a byte stream fed
- * to its DCE/RPC state (perflibv2.h); replies are queued and written as the
- * socket accepts them, and a client that does not read its replies is not
- * read from either, so no client can make the server buffer without bound.
+ * Listeners and client connections.  The event loop accepts; every client
+ * then has a thread of its own that feeds its byte stream to its DCE/RPC
+ * state (perflibv2.h) and writes the replies.  Requests take the namespace
+ * lock, which the namespace lets go of while it waits on a provider: a slow
+ * or hung provider holds up the requests that need it (each at most the
+ * collect bound) and no others.  A client that does not read its replies
+ * blocks its own thread, not the server.
  *
  * Authorisation happens once, at accept: a Unix-socket peer is allowed when
  * it is root, the server's own user, or in the configured group (its
@@ -16,6 +19,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -31,30 +35,60 @@
 #define MAX_CLIENTS     1024
 #define READ_CHUNK      65536
 #define DENIED_MAX_REQUEST 65536
+#define CONN_STACK_SIZE (1024 * 1024)
 
+/* One client: its socket, its DCE/RPC state and the thread that serves it. */
 struct conn {
         struct daemon *d;
-        int fd;
-        sd_event_source *io;
+        int fd;                         /* blocking: only its own thread waits on it */
         struct pv2_server_conn *rpc;
         struct pcq_session session;
-        uint8_t *out;                   /* replies not yet written */
-        size_t out_len, out_off;
-        bool closing;                   /* close once out is written */
+        struct conn *prev, *next;       /* d->conns, under d->conns_lock */
 };
 
+static void conn_unlink(struct conn *c)
+{
+        struct daemon *d = c->d;
+
+        pthread_mutex_lock(&d->conns_lock);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                d->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        __atomic_sub_fetch(&d->n_clients, 1, __ATOMIC_RELAXED);
+        pthread_cond_broadcast(&d->conns_cond);
+        pthread_mutex_unlock(&d->conns_lock);
+}
+
+static void conn_link(struct conn *c)
+{
+        struct daemon *d = c->d;
+
+        pthread_mutex_lock(&d->conns_lock);
+        c->next = d->conns;
+        if (d->conns)
+                d->conns->prev = c;
+        d->conns = c;
+        __atomic_add_fetch(&d->n_clients, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&d->conns_lock);
+}
+
+/*
+ * Frees a connection that is not linked, or not linked any more, its
+ * thread done with the namespace; accepts NULL.
+ */
 static void conn_free(struct conn *c)
 {
         if (!c)
                 return;
         /* Frees every query handle the client left open. */
+        ns_lock(c->d->ns);
         pv2_server_conn_free(c->rpc);
-        sd_event_source_disable_unref(c->io);
+        ns_unlock(c->d->ns);
         if (c->fd >= 0)
                 close(c->fd);
-        free(c->out);
-        c->d->n_clients--;
-        c->d->status_dirty = true;
         free(c);
 }
 
@@ -88,101 +122,73 @@ static bool peer_allowed(const struct daemon *d, int fd, bool tcp)
         return d->have_group && in_group(fd, cred.gid, d->group);
 }
 
-/* Writes what is queued; switches between reading and writing as needed. */
-static int conn_flush(struct conn *c)
+static int send_all(int fd, const uint8_t *data, size_t len)
 {
-        while (c->out_off < c->out_len) {
-                ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                                 MSG_NOSIGNAL);
+        while (len > 0) {
+                ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
 
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 && errno == EAGAIN)
-                        return sd_event_source_set_io_events(c->io, EPOLLOUT);
                 if (n < 0)
                         return -errno;
-                c->out_off += (size_t) n;
+                data += n;
+                len -= (size_t) n;
         }
-        free(c->out);
-        c->out = NULL;
-        c->out_len = c->out_off = 0;
-        if (c->closing)
-                return -ECONNRESET;
-        return sd_event_source_set_io_events(c->io, EPOLLIN);
-}
-
-static int conn_queue(struct conn *c, uint8_t *data, size_t len)
-{
-        uint8_t *v;
-
-        if (!data)
-                return 0;
-        if (!c->out) {
-                c->out = data;
-                c->out_len = len;
-                return 0;
-        }
-        v = realloc(c->out, c->out_len + len);
-        if (!v) {
-                free(data);
-                return -ENOMEM;
-        }
-        memcpy(v + c->out_len, data, len);
-        c->out = v;
-        c->out_len += len;
-        free(data);
         return 0;
 }
 
-/* Reads what the client sent and runs the requests it completes. */
-static int conn_read(struct conn *c)
+/*
+ * Runs the requests that bytes complete, under the namespace lock (which
+ * the namespace itself lets go of while it waits on a provider), and
+ * sends the replies.  <0: close the connection.
+ */
+static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
 {
-        uint8_t buf[READ_CHUNK];
+        uint8_t *out = NULL;
+        size_t out_len = 0;
+        int r, k;
 
-        for (;;) {
-                uint8_t *out = NULL;
-                size_t out_len = 0;
-                ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
-                int r;
+        ns_lock(c->d->ns);
+        /* Providers come and go between requests, never during one. */
+        k = ns_refresh(c->d->ns);
+        if (k < 0)
+                log_warning("refreshing the namespace: %s", strerror(-k));
+        r = pv2_server_conn_feed(c->rpc, bytes, n, &out, &out_len);
+        ns_unlock(c->d->ns);
+        /* A client that does not read its replies blocks only this thread. */
+        k = out_len > 0 ? send_all(c->fd, out, out_len) : 0;
+        free(out);
+        if (r < 0)
+                log_debug("closing a connection: %s", strerror(-r));
+        return r < 0 ? r : k;
+}
+
+static void *conn_thread(void *userdata)
+{
+        struct conn *c = userdata;
+        uint8_t *buf = malloc(READ_CHUNK);
+
+        while (buf) {
+                ssize_t n = recv(c->fd, buf, READ_CHUNK, 0);
 
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 && errno == EAGAIN)
-                        return 0;
-                if (n <= 0)
-                        return n == 0 ? -ECONNRESET : -errno;
-                /* Providers come and go between requests, never during one. */
-                r = ns_refresh(c->d->ns);
-                if (r < 0)
-                        log_warning("refreshing the namespace: %s", strerror(-r));
-                r = pv2_server_conn_feed(c->rpc, buf, (size_t) n, &out, &out_len);
-                if (conn_queue(c, out, out_len) < 0)
-                        return -ENOMEM;
-                if (r < 0) {
-                        log_debug("closing a connection: %s", strerror(-r));
-                        c->closing = true;
-                        return 0;
-                }
-                /* Replies first: stop reading until they are written. */
-                if (c->out_len > 0)
-                        return 0;
+                if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
+                        break;
         }
-}
-
-static int conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-        struct conn *c = userdata;
-        int r = 0;
-
-        if (revents & EPOLLIN)
-                r = conn_read(c);
-        if (r == 0 && (c->out_len > 0 || c->closing))
-                r = conn_flush(c);
-        if (r == 0 && (revents & (EPOLLHUP | EPOLLERR)) && c->out_len == 0 && !(revents & EPOLLIN))
-                r = -ECONNRESET;
-        if (r < 0)
-                conn_free(c);
-        return 0;
+        free(buf);
+        /*
+         * Done with everything the daemon owns before saying so: once the
+         * connection is unlinked, conns_stop may return and the namespace go.
+         */
+        ns_lock(c->d->ns);
+        pv2_server_conn_free(c->rpc);
+        ns_unlock(c->d->ns);
+        c->rpc = NULL;
+        conn_unlink(c);
+        close(c->fd);
+        free(c);
+        return NULL;
 }
 
 static void tune_tcp(int fd)
@@ -208,6 +214,27 @@ static int tcp_secondary_address(int fd, struct pv2_server_conn *rpc)
         return pv2_server_conn_set_secondary_address(rpc, port);
 }
 
+static int conn_start(struct conn *c)
+{
+        pthread_attr_t attr;
+        pthread_t t;
+        int r;
+
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, CONN_STACK_SIZE);
+        conn_link(c);
+        r = -pthread_create(&t, &attr, conn_thread, c);
+        pthread_attr_destroy(&attr);
+        if (r < 0)
+                conn_unlink(c);
+        return r;
+}
+
+/*
+ * Serves a new client on a thread of its own, so that a request waiting
+ * on a slow provider holds up no other client.  Takes fd.
+ */
 static int conn_new(struct daemon *d, int fd, bool tcp)
 {
         struct conn *c = calloc(1, sizeof(*c));
@@ -219,8 +246,6 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         }
         c->d = d;
         c->fd = fd;
-        d->n_clients++;
-        d->status_dirty = true;
         c->session = (struct pcq_session){ .ns = d->ns, .allowed = peer_allowed(d, fd, tcp) };
         if (!c->session.allowed)
                 log_notice("a client without the right to query connected; "
@@ -234,10 +259,22 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         if (r == 0 && !c->session.allowed)
                 r = pv2_server_conn_set_max_request(c->rpc, DENIED_MAX_REQUEST);
         if (r == 0)
-                r = sd_event_add_io(d->event, &c->io, fd, EPOLLIN, conn_io, c);
+                r = conn_start(c);
         if (r < 0)
                 conn_free(c);
+        d->status_dirty = true;
         return r;
+}
+
+void conns_stop(struct daemon *d)
+{
+        pthread_mutex_lock(&d->conns_lock);
+        /* Every thread then sees its recv or send fail, and leaves. */
+        for (struct conn *c = d->conns; c; c = c->next)
+                shutdown(c->fd, SHUT_RDWR);
+        while (d->conns)
+                pthread_cond_wait(&d->conns_cond, &d->conns_lock);
+        pthread_mutex_unlock(&d->conns_lock);
 }
 
 struct listener {
@@ -251,7 +288,7 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
         struct daemon *d = l->d;
 
         for (;;) {
-                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 
                 if (cfd < 0) {
                         if (errno == EINTR || errno == ECONNABORTED)
@@ -260,7 +297,7 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
                                 log_warning("accept: %s", strerror(errno));
                         return 0;
                 }
-                if (d->n_clients >= MAX_CLIENTS) {
+                if (__atomic_load_n(&d->n_clients, __ATOMIC_RELAXED) >= MAX_CLIENTS) {
                         log_warning("too many clients (%d): refusing one", MAX_CLIENTS);
                         close(cfd);
                         continue;

@@ -6,11 +6,13 @@
 #ifndef PERFLIBD_DAEMON_H
 #define PERFLIBD_DAEMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+struct conn;
 struct ns;
 struct plugins;
 struct reg_entry;
@@ -33,7 +35,11 @@ struct daemon {
         const struct ctrpp_provider_desc **reg_descs;
         struct plugins *plugins;
 
-        size_t n_clients;
+        /* Client connections, each served by a thread of its own (daemon-conn.c). */
+        pthread_mutex_t conns_lock;
+        pthread_cond_t conns_cond;      /* a connection went away */
+        struct conn *conns;
+        size_t n_clients;               /* atomic */
         size_t n_listeners;
         bool status_dirty;
 };
@@ -58,6 +64,9 @@ void log_set_debug(bool on);
  * now on).  tcp: connections from it are not authorised by credentials.
  */
 int listener_add(struct daemon *d, int fd, bool tcp);
+
+/* Closes every client connection and waits for their threads to finish. */
+void conns_stop(struct daemon *d);
 
 /* Makes, binds and listens on the Unix socket at path; *ret_fd is ours. */
 int listen_unix(const char *path, int *ret_fd);

@@ -36,6 +36,21 @@ void ns_runtime_changed(struct ns *ns);
  */
 int ns_refresh(struct ns *ns);
 
+/*
+ * For a server that answers clients from several threads: after
+ * ns_set_threaded(), every use of ns (these functions and ns.h's) happens
+ * between ns_lock() and ns_unlock().  ns_snapshot and ns_notify let go of
+ * the lock while they wait on a provider, so a hung provider holds up
+ * only the requests that need it.  ns_wait_idle (lock held) returns once
+ * no request is waiting on a provider: for changes that must not happen
+ * under one, such as replacing the installed descriptions or unloading a
+ * plugin.
+ */
+void ns_set_threaded(struct ns *ns);
+void ns_lock(struct ns *ns);
+void ns_unlock(struct ns *ns);
+void ns_wait_idle(struct ns *ns);
+
 /* Live providers (segments) and countersets, for sd_notify's status line. */
 size_t ns_providers(const struct ns *ns);
 

@@ -14,6 +14,7 @@
  * counters mapped by id onto the list.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 
 struct ns_prov {
         char *path;                     /* its collect service socket */
+        pthread_mutex_t lock;           /* serialises the use of r (a reader is single-threaded) */
         struct pl_reader *r;
         int n_csets;                    /* counterset count at the last build */
         bool has_desc;                  /* its self-description was seen */
@@ -58,6 +60,17 @@ struct ns {
         bool rescan;                    /* scan the runtime directory at the next refresh */
         struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
+
+        /*
+         * Threads (ns_set_threaded): the caller holds lock around every use
+         * of the namespace; a wait on one provider (ns_snapshot, ns_notify)
+         * lets go of it and counts itself in waiters, and nothing that frees
+         * providers or entries runs while waiters is not 0.
+         */
+        bool threaded;
+        pthread_mutex_t lock;
+        pthread_cond_t idle;            /* waiters went back to 0 */
+        unsigned waiters;
 };
 
 /* ---- providers ---- */
@@ -67,8 +80,35 @@ static void prov_free(struct ns_prov *p)
         if (!p)
                 return;
         pl_reader_close(p->r);
+        pthread_mutex_destroy(&p->lock);
         free(p->path);
         free(p);
+}
+
+/*
+ * Around everything that may wait on a provider (up to the collect bound):
+ * the namespace lock is let go meanwhile, so that queries of other
+ * providers go on, and the provider's own lock keeps its reader to one
+ * thread.  Entries and providers stay put: nothing frees them while
+ * waiters is not 0.
+ */
+static void io_begin(struct ns *ns, struct ns_prov *p)
+{
+        if (ns->threaded) {
+                ns->waiters++;
+                pthread_mutex_unlock(&ns->lock);
+        }
+        pthread_mutex_lock(&p->lock);
+}
+
+static void io_end(struct ns *ns, struct ns_prov *p)
+{
+        pthread_mutex_unlock(&p->lock);
+        if (ns->threaded) {
+                pthread_mutex_lock(&ns->lock);
+                if (--ns->waiters == 0)
+                        pthread_cond_broadcast(&ns->idle);
+        }
 }
 
 static struct ns_prov *prov_find(const struct ns *ns, const char *path)
@@ -90,6 +130,7 @@ static int prov_add(const char *path, void *userdata)
         if (!p)
                 return -ENOMEM;
         p->n_csets = -1;
+        pthread_mutex_init(&p->lock, NULL);
         v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
         if (v)
                 ns->provs = v;
@@ -525,8 +566,31 @@ int ns_new(const char *runtime_dir, struct ns **ret)
                 return -ENOMEM;
         }
         ns->rescan = ns->dirty = true;
+        pthread_mutex_init(&ns->lock, NULL);
+        pthread_cond_init(&ns->idle, NULL);
         *ret = ns;
         return 0;
+}
+
+void ns_set_threaded(struct ns *ns)
+{
+        ns->threaded = true;
+}
+
+void ns_lock(struct ns *ns)
+{
+        pthread_mutex_lock(&ns->lock);
+}
+
+void ns_unlock(struct ns *ns)
+{
+        pthread_mutex_unlock(&ns->lock);
+}
+
+void ns_wait_idle(struct ns *ns)
+{
+        while (ns->waiters > 0)
+                pthread_cond_wait(&ns->idle, &ns->lock);
 }
 
 void ns_free(struct ns *ns)
@@ -538,6 +602,8 @@ void ns_free(struct ns *ns)
                 prov_free(ns->provs[i]);
         free(ns->provs);
         free(ns->runtime_dir);
+        pthread_cond_destroy(&ns->idle);
+        pthread_mutex_destroy(&ns->lock);
         free(ns);
 }
 
@@ -585,7 +651,14 @@ int ns_refresh(struct ns *ns)
 
         if (!ns)
                 return -EINVAL;
-        provs_reap(ns);
+        /*
+         * While some thread waits on a provider, only new providers are
+         * added: reaping and rebuilding free what that thread holds, and
+         * touch readers it may be using.  They happen at the next refresh
+         * with nobody waiting, at most a collect bound later.
+         */
+        if (ns->waiters == 0)
+                provs_reap(ns);
         if (runtime_dir_changed(ns))
                 ns->rescan = true;
         if (ns->rescan) {
@@ -595,6 +668,8 @@ int ns_refresh(struct ns *ns)
                         return ret;
                 ns->rescan = false;
         }
+        if (ns->waiters > 0)
+                return 0;
         provs_check(ns);
         if (!ns->dirty)
                 return 0;
@@ -687,8 +762,8 @@ void ns_snapshot_free(struct ns_snapshot *s)
 }
 
 /* Takes each provider's snapshot; one that fails (it died, it is corrupt) is left out. */
-static int snap_parts(struct snap *sn, const struct ns_entry *e, unsigned flags,
-                      size_t *ret_inst, size_t *ret_mapped)
+static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e,
+                      unsigned flags, size_t *ret_inst, size_t *ret_mapped)
 {
         size_t n_inst = 0, n_mapped = 0;
 
@@ -697,9 +772,11 @@ static int snap_parts(struct snap *sn, const struct ns_entry *e, unsigned flags,
                 bool collect = (flags & NS_SNAPSHOT_COLLECT) && mono_ns() >= p->quiet_until;
                 struct pl_snapshot *s = NULL;
 
+                io_begin(ns, p);
                 if (pl_reader_snapshot(p->r, e->src[k].cset_index,
                                        collect ? PL_SNAPSHOT_COLLECT : 0, &s) < 0)
                         s = NULL;
+                io_end(ns, p);
                 sn->parts[k] = s;
                 if (!s)
                         continue;
@@ -760,7 +837,7 @@ int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
         if (!sn->parts)
                 goto oom;
         sn->n_parts = e->n_src;
-        snap_parts(sn, e, flags, &n_inst, &n_mapped);
+        snap_parts(ns, sn, e, flags, &n_inst, &n_mapped);
         if (n_inst > UINT32_MAX)
                 goto oom;
         sn->inst = calloc(n_inst ? n_inst : 1, sizeof(*sn->inst));
@@ -794,7 +871,9 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
                 if (!p->callback || now < p->quiet_until)
                         continue;
                 /* The reader bounds the wait by the collect timeout. */
+                io_begin(ns, p);
                 r = pl_reader_notify(p->r, request_code, buffer, size, &status);
+                io_end(ns, p);
                 if (r == -ETIMEDOUT)
                         p->quiet_until = mono_ns() + NS_QUIET_NS;
                 if (r < 0)

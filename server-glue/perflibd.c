@@ -175,7 +175,7 @@ static void registry_drop(struct daemon *d)
  * (Re)reads the installed manifests, parsing only the files that changed;
  * on failure the previous ones stay served.
  */
-static int registry_load(struct daemon *d)
+static int registry_load_locked(struct daemon *d)
 {
         const struct ctrpp_provider_desc **descs;
         struct reg_entry *e;
@@ -216,6 +216,31 @@ static int registry_load(struct daemon *d)
         return 0;
 }
 
+/* The descriptions are replaced only while no request is waiting on a provider. */
+static int registry_load(struct daemon *d)
+{
+        int r;
+
+        ns_lock(d->ns);
+        ns_wait_idle(d->ns);
+        r = registry_load_locked(d);
+        ns_unlock(d->ns);
+        return r;
+}
+
+/* Plugins are stopped and unloaded only while no request is waiting on a provider. */
+static void plugins_resync(struct daemon *d)
+{
+        if (!d->plugins)
+                return;
+        ns_lock(d->ns);
+        ns_wait_idle(d->ns);
+        plugins_sync(d->plugins);
+        ns_runtime_changed(d->ns);
+        ns_unlock(d->ns);
+        d->status_dirty = true;
+}
+
 /* ---- plugins ---- */
 
 /* Also called from plugins' own threads: log_msg writes one line at a time. */
@@ -247,7 +272,9 @@ static int on_runtime(sd_event_source *s, const struct inotify_event *ev, void *
 {
         struct daemon *d = userdata;
 
+        ns_lock(d->ns);
         ns_runtime_changed(d->ns);
+        ns_unlock(d->ns);
         d->status_dirty = true;
         return 0;
 }
@@ -263,13 +290,7 @@ static int on_registry(sd_event_source *s, const struct inotify_event *ev, void 
 
 static int on_plugins(sd_event_source *s, const struct inotify_event *ev, void *userdata)
 {
-        struct daemon *d = userdata;
-
-        if (d->plugins) {
-                plugins_sync(d->plugins);
-                ns_runtime_changed(d->ns);
-                d->status_dirty = true;
-        }
+        plugins_resync(userdata);
         return 0;
 }
 
@@ -365,10 +386,16 @@ static int listen_all(struct daemon *d)
 
 static void status_update(struct daemon *d)
 {
+        size_t n_sets, n_provs;
+
+        ns_lock(d->ns);
         ns_refresh(d->ns);
+        n_sets = ns_count(d->ns);
+        n_provs = ns_providers(d->ns);
+        ns_unlock(d->ns);
         sd_notifyf(0, "STATUS=%zu countersets, %zu providers, %zu plugins, %zu clients",
-                   ns_count(d->ns), ns_providers(d->ns),
-                   d->plugins ? plugins_count(d->plugins, PLUGIN_RUNNING) : 0, d->n_clients);
+                   n_sets, n_provs, d->plugins ? plugins_count(d->plugins, PLUGIN_RUNNING) : 0,
+                   __atomic_load_n(&d->n_clients, __ATOMIC_RELAXED));
         d->status_dirty = false;
 }
 
@@ -392,9 +419,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 
         sd_notify(0, "RELOADING=1");
         registry_load(d);
-        if (d->plugins)
-                plugins_sync(d->plugins);
-        ns_runtime_changed(d->ns);
+        plugins_resync(d);
         status_update(d);
         sd_notify(0, "READY=1");
         return 0;
@@ -430,6 +455,7 @@ static int setup_loop(struct daemon *d)
 
 static void daemon_done(struct daemon *d)
 {
+        conns_stop(d);
         plugins_free(d->plugins);
         if (d->socket_path)
                 unlink(d->socket_path);
@@ -451,6 +477,7 @@ static int run(struct daemon *d)
                 return r;
         if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
                 return r;
+        ns_set_threaded(d->ns);
         registry_load(d);
         plugins_start(d);
         watch_all(d);
@@ -468,7 +495,8 @@ static int run(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-        struct daemon d = { 0 };
+        struct daemon d = { .conns_lock = PTHREAD_MUTEX_INITIALIZER,
+                            .conns_cond = PTHREAD_COND_INITIALIZER };
         int r;
 
         log_setup();
