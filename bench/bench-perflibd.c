@@ -16,6 +16,7 @@
  * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
  *        (from the build directory)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -156,13 +157,29 @@ static void stop(pid_t pid)
         waitpid(pid, NULL, 0);
 }
 
+/* Pins every thread of pid (0: this process's calling thread) to cpu. */
 static void pin(pid_t pid, int cpu)
 {
+        char path[64];
+        struct dirent *de;
         cpu_set_t s;
+        DIR *d;
 
         CPU_ZERO(&s);
         CPU_SET(cpu, &s);
-        (void) sched_setaffinity(pid, sizeof(s), &s);
+        if (pid == 0) {
+                (void) sched_setaffinity(0, sizeof(s), &s);
+                return;
+        }
+        /* perflibd serves each client from a thread of its own: pin them all. */
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        (void) sched_setaffinity(atoi(de->d_name), sizeof(s), &s);
+        closedir(d);
 }
 
 static long rss_kib(pid_t pid, const char *field)
