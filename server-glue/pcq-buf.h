@@ -144,11 +144,8 @@ void pcq_buf_utf16(struct pcq_buf *b, const uint16_t *u, size_t n);
 size_t pcq_utf8_utf16_len(const char *s);
 size_t pcq_wcs_utf16_len(const wchar_t *w, size_t n);
 
-/*
- * Encodes one code point as UTF-16 (1 or 2 units in out), U+FFFD for a
- * surrogate, a NUL or anything above U+10FFFF.  Returns the unit count.
- */
-size_t pcq_utf16_encode(uint32_t c, uint16_t out[2]);
+/* Encodes one code point as UTF-16: pcq-utf.h. */
+#include "pcq-utf.h"
 
 /* u[0..un) equals w[0..wn) once w is encoded as the writers encode it. */
 bool pcq_utf16_eq_wcs(const uint16_t *u, size_t un, const wchar_t *w, size_t wn);
