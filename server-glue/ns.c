@@ -46,7 +46,9 @@ struct ns_entry {
         struct ns_counter *counters;
         struct ns_src *src;
         size_t n_src;
-        char *fallback_names;           /* GUID text and counter ids, when nothing names them */
+        /* Names when nothing else names them: the GUID, and each counter's id. */
+        char guid_text[39];
+        char (*id_text)[11];
 };
 
 struct ns {
@@ -261,36 +263,21 @@ static void counter_enrich(struct ns_counter *c, const struct ctrpp_counter_desc
         c->description = str_or(d ? d->description : NULL, "");
 }
 
-/*
- * Fallback names: the GUID as text for the counterset, then each counter's
- * id in decimal, NUL-separated in one allocation.
- */
-static int fallback_names(struct ns_entry *e, const struct ns_counter *ids, uint32_t n)
+/* The names used when no description names the counterset or its counters. */
+static int fallback_names(struct ns_entry *e, const struct ns_counter *c, uint32_t n)
 {
-        size_t size = 40 + (size_t) n * 11, off;
         const GUID *g = &e->pub.guid;
-        char *s = malloc(size);
 
-        if (!s)
+        snprintf(e->guid_text, sizeof(e->guid_text),
+                 "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
+                 g->Data1, g->Data2, g->Data3, g->Data4[0], g->Data4[1], g->Data4[2],
+                 g->Data4[3], g->Data4[4], g->Data4[5], g->Data4[6], g->Data4[7]);
+        e->id_text = calloc(n ? n : 1, sizeof(*e->id_text));
+        if (!e->id_text)
                 return -ENOMEM;
-        off = (size_t) snprintf(s, size,
-                                "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
-                                g->Data1, g->Data2, g->Data3, g->Data4[0], g->Data4[1],
-                                g->Data4[2], g->Data4[3], g->Data4[4], g->Data4[5],
-                                g->Data4[6], g->Data4[7]) + 1;
         for (uint32_t i = 0; i < n; i++)
-                off += (size_t) snprintf(s + off, size - off, "%u", ids[i].id) + 1;
-        e->fallback_names = s;
+                snprintf(e->id_text[i], sizeof(e->id_text[i]), "%u", c[i].id);
         return 0;
-}
-
-static const char *fallback_at(const struct ns_entry *e, uint32_t k)
-{
-        const char *s = e->fallback_names;
-
-        for (uint32_t i = 0; i < k; i++)
-                s += strlen(s) + 1;
-        return s;
 }
 
 static int entry_counters(struct ns_entry *e, const struct meta *m)
@@ -320,7 +307,7 @@ static int entry_counters(struct ns_entry *e, const struct meta *m)
         if (fallback_names(e, c, n) < 0)
                 return -ENOMEM;
         for (uint32_t i = 0; i < n; i++)
-                counter_enrich(&c[i], desc_counter(m->cd, c[i].id), fallback_at(e, i + 1));
+                counter_enrich(&c[i], desc_counter(m->cd, c[i].id), e->id_text[i]);
         return 0;
 }
 
@@ -331,7 +318,7 @@ static int entry_fill(struct ns_entry *e, const GUID *g, const struct meta *m)
         e->pub.live = e->n_src > 0;
         if (entry_counters(e, m) < 0)
                 return -ENOMEM;
-        e->pub.name = str_or(m->cd ? m->cd->name : NULL, fallback_at(e, 0));
+        e->pub.name = str_or(m->cd ? m->cd->name : NULL, e->guid_text);
         e->pub.description = str_or(m->cd ? m->cd->description : NULL, "");
         if (m->pd)
                 memcpy(&e->pub.provider_guid, &m->pd->guid, sizeof(GUID));
@@ -347,7 +334,7 @@ static void entry_done(struct ns_entry *e)
                 free(e->src[i].map);
         free(e->src);
         free(e->counters);
-        free(e->fallback_names);
+        free(e->id_text);
 }
 
 static void entries_free(struct ns *ns)
