@@ -262,7 +262,6 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
                 r = conn_start(c);
         if (r < 0)
                 conn_free(c);
-        d->status_dirty = true;
         return r;
 }
 
@@ -339,7 +338,6 @@ int listener_add(struct daemon *d, int fd, bool tcp)
         sd_event_source_unref(s);
         if (r < 0)
                 return r;
-        d->n_listeners++;
         return 0;
 }
 

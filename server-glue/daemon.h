@@ -40,8 +40,6 @@ struct daemon {
         pthread_cond_t conns_cond;      /* a connection went away */
         struct conn *conns;
         size_t n_clients;               /* atomic */
-        size_t n_listeners;
-        bool status_dirty;
 };
 
 /* ---- daemon-log.c ---- */

@@ -182,37 +182,27 @@ static int registry_load_locked(struct daemon *d)
         size_t n;
         int r;
 
-        descs = malloc(sizeof(*descs));
-        if (!descs)
-                return -ENOMEM;
         r = d->reg ? reg_reload(d->registry_dir, d->reg, d->n_reg, reg_warn, d, &e, &n)
                    : reg_load(d->registry_dir, reg_warn, d, &e, &n);
         if (r < 0) {
                 log_warning("cannot read the registry %s: %s", d->registry_dir, strerror(-r));
-                free(descs);
                 return r;
         }
         /* The old entries are consumed: the namespace must not see them again. */
         d->reg = e;
         d->n_reg = n;
-        if (n > 1) {
-                const struct ctrpp_provider_desc **v = realloc(descs, n * sizeof(*descs));
-
-                if (!v)
-                        n = 0;          /* serve nothing installed until the next reload */
-                else
-                        descs = v;
-        }
-        for (size_t i = 0; i < n; i++)
+        descs = calloc(n ? n : 1, sizeof(*descs));
+        if (!descs)
+                log_warning("out of memory: serving no installed manifest until the next reload");
+        for (size_t i = 0; descs && i < n; i++)
                 descs[i] = e[i].desc;
-        ns_set_installed(d->ns, descs, n);
+        ns_set_installed(d->ns, descs, descs ? n : 0);
         free(d->reg_descs);
         d->reg_descs = descs;
         r = ns_refresh(d->ns);
         if (r < 0)
                 log_warning("refreshing the namespace: %s", strerror(-r));
-        d->status_dirty = true;
-        log_debug("registry %s: %zu installed provider(s)", d->registry_dir, d->n_reg);
+        log_debug("registry %s: %zu installed provider(s)", d->registry_dir, n);
         return 0;
 }
 
@@ -238,7 +228,6 @@ static void plugins_resync(struct daemon *d)
         plugins_sync(d->plugins);
         ns_runtime_changed(d->ns);
         ns_unlock(d->ns);
-        d->status_dirty = true;
 }
 
 /* ---- plugins ---- */
@@ -263,7 +252,6 @@ static void plugins_start(struct daemon *d)
         if (r < 0 && r != -ENOENT)
                 log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
         ns_runtime_changed(d->ns);
-        d->status_dirty = true;
 }
 
 /* ---- watching directories ---- */
@@ -275,7 +263,6 @@ static int on_runtime(sd_event_source *s, const struct inotify_event *ev, void *
         ns_lock(d->ns);
         ns_runtime_changed(d->ns);
         ns_unlock(d->ns);
-        d->status_dirty = true;
         return 0;
 }
 
@@ -396,7 +383,6 @@ static void status_update(struct daemon *d)
         sd_notifyf(0, "STATUS=%zu countersets, %zu providers, %zu plugins, %zu clients",
                    n_sets, n_provs, d->plugins ? plugins_count(d->plugins, PLUGIN_RUNNING) : 0,
                    __atomic_load_n(&d->n_clients, __ATOMIC_RELAXED));
-        d->status_dirty = false;
 }
 
 /*

@@ -25,6 +25,7 @@
 
 #include "dcerpc.h"
 #include "ndr.h"
+#include "pcq-utf.h"
 #include "perflibv2.h"
 
 #define PV2_CLIENT_FRAG DCERPC_SERVER_MAX_FRAG
@@ -367,47 +368,35 @@ static uint32_t bad_stub(struct pv2_client *c)
 
 /* ---- [in] parameters ---- */
 
-/* machine as UTF-16LE [string]; NULL is the empty string. */
+/* machine as UTF-16LE [string]; NULL is the empty string; bad UTF-8 is refused. */
 static void push_machine(struct ndr_push *p, const char *machine)
 {
         const unsigned char *s = (const unsigned char *)(machine ? machine : "");
-        size_t n = strlen((const char *)s);
-        uint8_t *u = malloc((n + 1) * 4);
+        uint8_t *u = malloc((strlen((const char *)s) + 1) * 4);
         size_t k = 0;
 
         if (!u) {
                 p->err = p->err ? p->err : -ENOMEM;
                 return;
         }
-        for (size_t i = 0; i < n;) {
+        while (*s) {
+                uint16_t units[2];
                 uint32_t cp;
-                size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xe0) == 0xc0 ? 2 :
-                             (s[i] & 0xf0) == 0xe0 ? 3 : (s[i] & 0xf8) == 0xf0 ? 4 : 0;
-                if (len == 0 || len > n - i)
-                        goto bad;
-                cp = len == 1 ? s[i] : s[i] & (0x7f >> len);
-                for (size_t j = 1; j < len; j++) {
-                        if ((s[i + j] & 0xc0) != 0x80)
-                                goto bad;
-                        cp = cp << 6 | (s[i + j] & 0x3f);
+                size_t n;
+
+                s += pcq_utf8_next(s, &cp);
+                if (cp == PCQ_UTF_INVALID) {
+                        free(u);
+                        p->err = p->err ? p->err : -EINVAL;
+                        return;
                 }
-                if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                        goto bad;
-                if (cp >= 0x10000) {
-                        cp -= 0x10000;
-                        ndr_put_le16(u + 2 * k++, (uint16_t)(0xd800 | cp >> 10));
-                        cp = 0xdc00 | (cp & 0x3ff);
-                }
-                ndr_put_le16(u + 2 * k++, (uint16_t)cp);
-                i += len;
+                n = pcq_utf16_encode(cp, units);
+                for (size_t i = 0; i < n; i++)
+                        ndr_put_le16(u + 2 * k++, units[i]);
         }
         ndr_put_le16(u + 2 * k++, 0);
         ndr_push_wstring(p, u, (uint32_t)k);
         free(u);
-        return;
-bad:
-        free(u);
-        p->err = p->err ? p->err : -EINVAL;
 }
 
 /* ---- the lpData methods ---- */
@@ -494,8 +483,9 @@ uint32_t pv2_enumerate_instances(struct pv2_client *c, const char *machine,
         return out_call(c, PV2_ENUMERATE_COUNTERSET_INSTANCES, &p, in_size, 1, out);
 }
 
-uint32_t pv2_query_counter_info(struct pv2_client *c, const struct pv2_handle *h,
-                                uint32_t in_size, struct pv2_out *out)
+/* QueryCounterInfo and QueryCounterData: a handle and dwInSize in, a buffer out. */
+static uint32_t query_call(struct pv2_client *c, uint16_t opnum, const struct pv2_handle *h,
+                           uint32_t in_size, struct pv2_out *out)
 {
         struct ndr_push p;
 
@@ -504,20 +494,19 @@ uint32_t pv2_query_counter_info(struct pv2_client *c, const struct pv2_handle *h
         ndr_push_init(&p);
         ndr_push_handle(&p, h->bytes);
         ndr_push_u32(&p, in_size);
-        return out_call(c, PV2_QUERY_COUNTER_INFO, &p, in_size, 1, out);
+        return out_call(c, opnum, &p, in_size, 1, out);
+}
+
+uint32_t pv2_query_counter_info(struct pv2_client *c, const struct pv2_handle *h,
+                                uint32_t in_size, struct pv2_out *out)
+{
+        return query_call(c, PV2_QUERY_COUNTER_INFO, h, in_size, out);
 }
 
 uint32_t pv2_query_counter_data(struct pv2_client *c, const struct pv2_handle *h,
                                 uint32_t in_size, struct pv2_out *out)
 {
-        struct ndr_push p;
-
-        if (!c || !h || !out)
-                return ERROR_INVALID_PARAMETER;
-        ndr_push_init(&p);
-        ndr_push_handle(&p, h->bytes);
-        ndr_push_u32(&p, in_size);
-        return out_call(c, PV2_QUERY_COUNTER_DATA, &p, in_size, 1, out);
+        return query_call(c, PV2_QUERY_COUNTER_DATA, h, in_size, out);
 }
 
 /* ---- the handle methods ---- */
