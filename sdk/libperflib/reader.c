@@ -54,6 +54,7 @@ struct pl_reader {
         uint32_t n_csets;               /* entries allocated in csets */
 
         struct ctrpp_provider_desc *desc;       /* the parsed self-description, NULL = not yet */
+        bool desc_bad;                  /* the published one is malformed: for good */
 };
 
 /* ---- bounds ---- */
@@ -768,13 +769,20 @@ int pl_reader_description(struct pl_reader *r, const struct ctrpp_provider_desc 
 
         if (!r || !ret)
                 return -EINVAL;
-        /* Published once and never changed: one good parse holds for good. */
+        /*
+         * Published once and never changed: one parse holds for good, a
+         * malformed blob too (perflibd asks on every request until it has one).
+         */
+        if (r->desc_bad)
+                return -EBADMSG;
         if (!r->desc) {
                 k = desc_copy(r, &blob, &size);
-                if (k < 0)
-                        return k;
-                k = pl_desc_parse(blob, size, &r->desc);
-                free(blob);
+                if (k == 0) {
+                        k = pl_desc_parse(blob, size, &r->desc);
+                        free(blob);
+                }
+                if (k == -EBADMSG)
+                        r->desc_bad = true;
                 if (k < 0)
                         return k;
         }
