@@ -37,7 +37,7 @@ static GUID cset = { 0xbe2c0002, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 
 static const char *perflibd = "server-glue/perflibd";
 static const char *pmcd_bench = "bench/bench-pmcd";
-static char rundir[] = "/tmp/perflibd-bench-XXXXXX";
+static char rundir[96];      /* $TMPDIR/perflibd-bench-XXXXXX: short, it holds a socket */
 static bool quick;
 
 struct shape {
@@ -125,7 +125,7 @@ static pid_t start_server(void)
         if (pid < 0)
                 die("fork");
         if (pid == 0) {
-                char reg[64], plug[64];
+                char reg[128], plug[128];
 
                 snprintf(reg, sizeof(reg), "%s/registry", rundir);
                 snprintf(plug, sizeof(plug), "%s/plugins", rundir);
@@ -139,7 +139,7 @@ static pid_t start_server(void)
 static struct pv2_client *connect_server(void)
 {
         struct pv2_client *c;
-        char path[64];
+        char path[128];
 
         snprintf(path, sizeof(path), "%s/perflibd.sock", rundir);
         for (int i = 0; i < 1000; i++) {
@@ -309,6 +309,7 @@ int main(int argc, char **argv)
                 { "10000x1", 10000, 1, 1, "*", 200 },
         };
         int ncpu = (int) sysconf(_SC_NPROCESSORS_ONLN);
+        const char *tmp = getenv("TMPDIR");
         char cmd[4200];
 
         for (int i = 1; i < argc; i++) {
@@ -319,10 +320,14 @@ int main(int argc, char **argv)
                 else if (strcmp(argv[i], "--pmcd-bench") == 0 && i + 1 < argc)
                         pmcd_bench = argv[++i];
                 else {
-                        fprintf(stderr, "usage: bench-perflibd [--quick] [--perflibd PATH]\n");
+                        fprintf(stderr, "usage: bench-perflibd [--quick] [--perflibd PATH] "
+                                "[--pmcd-bench PATH]\n");
                         return 2;
                 }
         }
+        if ((size_t) snprintf(rundir, sizeof(rundir), "%s/perflibd-bench-XXXXXX",
+                              tmp && *tmp ? tmp : "/tmp") >= sizeof(rundir))
+                die("$TMPDIR is too long for a socket path");
         if (!mkdtemp(rundir))
                 die("mkdtemp");
         setenv("PERFLIB_RUNTIME_DIR", rundir, 1);
