@@ -7,7 +7,6 @@
  * disagree, PDH's behaviour is followed and the choice is noted where it is
  * made.  man/pcq-calculate.3 lists every type with its formula.
  */
-#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -54,42 +53,44 @@ struct type_row {
  * derived from the bits because the bits mislead in places: PERF_AVERAGE_*
  * need two samples without PERF_DELTA_COUNTER, PERF_AVERAGE_BULK carries
  * PERF_DISPLAY_NOSHOW yet is displayed, and the base of PERF_AVERAGE_BULK
- * (PERF_AVERAGE_BASE) is 32-bit while the counter is 64-bit.
+ * (PERF_AVERAGE_BASE) is 32-bit while the counter is 64-bit.  The most
+ * common types come first: the lookup is a linear scan, and raw counts,
+ * rates and 100 ns timers are most of what any query returns.
  */
 static const struct type_row type_rows[] = {
+        ROW(PERF_COUNTER_RAWCOUNT, K_RAW, R_KNOWN),
+        ROW(PERF_COUNTER_LARGE_RAWCOUNT, K_RAW, R_KNOWN),
         ROW(PERF_COUNTER_COUNTER, K_RATE, R_KNOWN | R_TWO),
+        ROW(PERF_COUNTER_BULK_COUNT, K_RATE, R_KNOWN | R_TWO),
+        ROW(PERF_100NSEC_TIMER, K_TIMER, R_KNOWN | R_TWO),
+        ROW(PERF_100NSEC_TIMER_INV, K_TIMER, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_TIMER, K_TIMER, R_KNOWN | R_TWO),
+        ROW(PERF_AVERAGE_TIMER, K_AVERAGE_TIMER, R_KNOWN | R_TWO | R_BASE | R_BASE32),
+        ROW(PERF_AVERAGE_BULK, K_AVERAGE_BULK, R_KNOWN | R_TWO | R_BASE | R_BASE32),
+        ROW(PERF_AVERAGE_BASE, K_RAW, R_KNOWN | R_IS_BASE),
+        ROW(PERF_RAW_FRACTION, K_RAW_FRACTION, R_KNOWN | R_BASE | R_BASE32),
+        ROW(PERF_RAW_BASE, K_RAW, R_KNOWN | R_IS_BASE),
+        ROW(PERF_COUNTER_MULTI_TIMER, K_TIMER, R_KNOWN | R_TWO),
+        ROW(PERF_COUNTER_LARGE_RAWCOUNT_HEX, K_RAW, R_KNOWN),
+        ROW(PERF_ELAPSED_TIME, K_ELAPSED, R_KNOWN | R_PTIME),
         ROW(PERF_COUNTER_QUEUELEN_TYPE, K_QUEUELEN, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_LARGE_QUEUELEN_TYPE, K_QUEUELEN, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_100NS_QUEUELEN_TYPE, K_QUEUELEN, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE, K_QUEUELEN, R_KNOWN | R_TWO | R_PTIME),
-        ROW(PERF_COUNTER_BULK_COUNT, K_RATE, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_TEXT, K_NONE, R_KNOWN),
-        ROW(PERF_COUNTER_RAWCOUNT, K_RAW, R_KNOWN),
-        ROW(PERF_COUNTER_LARGE_RAWCOUNT, K_RAW, R_KNOWN),
         ROW(PERF_COUNTER_RAWCOUNT_HEX, K_RAW, R_KNOWN),
-        ROW(PERF_COUNTER_LARGE_RAWCOUNT_HEX, K_RAW, R_KNOWN),
         ROW(PERF_SAMPLE_FRACTION, K_SAMPLE_FRACTION, R_KNOWN | R_TWO | R_BASE | R_BASE32),
         ROW(PERF_SAMPLE_COUNTER, K_RATE, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_NODATA, K_NONE, R_KNOWN),
         ROW(PERF_COUNTER_TIMER_INV, K_TIMER, R_KNOWN | R_TWO),
         ROW(PERF_SAMPLE_BASE, K_RAW, R_KNOWN | R_IS_BASE),
-        ROW(PERF_AVERAGE_TIMER, K_AVERAGE_TIMER, R_KNOWN | R_TWO | R_BASE | R_BASE32),
-        ROW(PERF_AVERAGE_BASE, K_RAW, R_KNOWN | R_IS_BASE),
-        ROW(PERF_AVERAGE_BULK, K_AVERAGE_BULK, R_KNOWN | R_TWO | R_BASE | R_BASE32),
         ROW(PERF_OBJ_TIME_TIMER, K_TIMER, R_KNOWN | R_TWO | R_PTIME),
-        ROW(PERF_100NSEC_TIMER, K_TIMER, R_KNOWN | R_TWO),
-        ROW(PERF_100NSEC_TIMER_INV, K_TIMER, R_KNOWN | R_TWO),
-        ROW(PERF_COUNTER_MULTI_TIMER, K_TIMER, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_MULTI_TIMER_INV, K_TIMER, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_MULTI_BASE, K_RAW, R_KNOWN | R_IS_BASE),
         ROW(PERF_100NSEC_MULTI_TIMER, K_TIMER, R_KNOWN | R_TWO),
         ROW(PERF_100NSEC_MULTI_TIMER_INV, K_TIMER, R_KNOWN | R_TWO),
-        ROW(PERF_RAW_FRACTION, K_RAW_FRACTION, R_KNOWN | R_BASE | R_BASE32),
         ROW(PERF_LARGE_RAW_FRACTION, K_RAW_FRACTION, R_KNOWN | R_BASE),
-        ROW(PERF_RAW_BASE, K_RAW, R_KNOWN | R_IS_BASE),
         ROW(PERF_LARGE_RAW_BASE, K_RAW, R_KNOWN | R_IS_BASE),
-        ROW(PERF_ELAPSED_TIME, K_ELAPSED, R_KNOWN | R_PTIME),
         ROW(PERF_COUNTER_DELTA, K_DELTA, R_KNOWN | R_TWO),
         ROW(PERF_COUNTER_LARGE_DELTA, K_DELTA, R_KNOWN | R_TWO),
         ROW(PERF_PRECISION_SYSTEM_TIMER, K_PRECISION, R_KNOWN | R_TWO | R_BASE),
@@ -480,6 +481,11 @@ uint32_t pcq_aggregate(uint32_t func, const double *values, size_t n, double *re
 #define MAX_DECIMALS    17u
 /* The longest text: DBL_MAX has 309 integer digits, 103 separators, sign, point, decimals. */
 #define TEXT_MAX        448
+/*
+ * The longest fast-path or hex text with its NUL: sign, 16 digits below
+ * 2^53, 5 separators, point, 17 decimals (hex: "0x" and 16 digits).
+ */
+#define FAST_MAX        41
 
 static const uint64_t pow10_u64[MAX_DECIMALS + 1] = {
         1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
@@ -561,10 +567,8 @@ static size_t format_slow(double v, unsigned decimals, bool group, char *out)
  * everything computed over an interval (rates, shares, averages, times) is
  * a real number, as typeperf prints it.
  */
-static bool shows_real(uint32_t type, uint64_t attrib, double v)
+static bool shows_real(const struct type_row *r, uint64_t attrib, double v)
 {
-        const struct type_row *r = find_row(type);
-
         if (attrib & PERF_ATTRIB_DISPLAY_AS_REAL)
                 return true;
         if (!r || (r->kind != K_RAW && r->kind != K_DELTA))
@@ -585,9 +589,18 @@ static bool shows_hex(uint32_t type, uint64_t attrib)
  */
 static size_t format_hex(uint64_t raw, uint32_t type, char *out)
 {
+        static const char xdigits[] = "0123456789ABCDEF";
+        size_t n = 1;
+
         if (!type_is_wide(type))
                 raw = (uint32_t)raw;
-        return (size_t)snprintf(out, TEXT_MAX, "0x%" PRIX64, raw);
+        while (n < 16 && raw >> (4 * n))
+                n++;
+        out[0] = '0';
+        out[1] = 'x';
+        for (size_t i = 0; i < n; i++)
+                out[2 + i] = xdigits[(raw >> (4 * (n - 1 - i))) & 0xF];
+        return n + 2;
 }
 
 uint32_t pcq_value_text(double value, uint64_t raw_first, uint32_t type, uint64_t attrib,
@@ -595,6 +608,8 @@ uint32_t pcq_value_text(double value, uint64_t raw_first, uint32_t type, uint64_
 {
         bool group = (flags & PCQ_TEXT_GROUP) && !(attrib & PERF_ATTRIB_NO_GROUP_SEPARATOR);
         char tmp[TEXT_MAX];
+        /* A buffer that holds any fast or hex text is written directly, saving a copy. */
+        char *out = size >= FAST_MAX ? buf : tmp;
         unsigned dec;
         size_t n = 0;
 
@@ -603,11 +618,13 @@ uint32_t pcq_value_text(double value, uint64_t raw_first, uint32_t type, uint64_
         if ((attrib & PERF_ATTRIB_NO_DISPLAYABLE) || type == PERF_COUNTER_NODATA)
                 n = 0;
         else if (shows_hex(type, attrib))
-                n = format_hex(raw_first, type, tmp);
+                n = format_hex(raw_first, type, out);
         else {
-                dec = shows_real(type, attrib, value) ? decimals : 0;
-                if (!format_fast(value, dec, group, tmp, &n))
-                        n = format_slow(value, dec, group, tmp);
+                dec = shows_real(find_row(type), attrib, value) ? decimals : 0;
+                if (!format_fast(value, dec, group, out, &n)) {
+                        out = tmp;
+                        n = format_slow(value, dec, group, out);
+                }
         }
         /* Nothing half-written: a text that does not fit leaves "" behind. */
         if (n >= size) {
@@ -615,7 +632,8 @@ uint32_t pcq_value_text(double value, uint64_t raw_first, uint32_t type, uint64_
                         buf[0] = '\0';
                 return ERROR_INSUFFICIENT_BUFFER;
         }
-        memcpy(buf, tmp, n);
+        if (out != buf)
+                memcpy(buf, out, n);
         buf[n] = '\0';
         return ERROR_SUCCESS;
 }
