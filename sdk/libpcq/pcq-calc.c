@@ -351,6 +351,11 @@ static uint32_t calc_kind(const struct type_row *row, const struct pcq_raw *p,
 
         switch (row->kind) {
         case K_RAW:
+                /*
+                 * Bases land here too: not displayed by themselves, but one
+                 * asked for by name shows its raw value, the one thing it
+                 * means alone (useful when checking a provider).
+                 */
                 *ret = (double)(type_is_wide(type) ? c->first : (uint32_t)c->first);
                 return PDH_CSTATUS_VALID_DATA;
         case K_DELTA:
@@ -430,9 +435,11 @@ uint32_t pcq_calculate(uint32_t type, int32_t default_scale,
         double v;
         uint32_t r;
 
+        /* MS-PCQ bounds DefaultScale to -10..10; beyond is a corrupt registration. */
         if (!cur || !ret_value || default_scale < -10 || default_scale > 10 ||
             !row || !(row->flags & R_KNOWN))
                 return PDH_INVALID_ARGUMENT;
+        /* A known type that has no value by definition: not the caller's error. */
         if (type == PERF_COUNTER_NODATA)
                 return PDH_NO_DATA;
         if (row->kind == K_NONE)
