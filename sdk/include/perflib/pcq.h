@@ -331,7 +331,8 @@ PCQ_API void pcq_type_info(uint32_t type, struct pcq_type_info *ret);
  *                             invalid, or a counter that went backwards (a
  *                             provider restart) — never a huge number;
  *   PDH_CALC_NEGATIVE_DENOMINATOR / PDH_CALC_NEGATIVE_TIMEBASE: a zero or
- *                             negative base or time interval;
+ *                             negative base or time interval (but 0/0, an
+ *                             average over an idle interval, is 0);
  *   PDH_CALC_NEGATIVE_VALUE   PERF_ELAPSED_TIME with a start after now;
  *   PDH_NO_DATA               PERF_COUNTER_NODATA;
  *   PDH_INVALID_ARGUMENT      text types, unknown types, cur or ret_value
