@@ -14,7 +14,13 @@
  * bench-pmcd (when PCP is there), so the figures can be read side by side.
  *
  * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
+ *                       [--shape NAME] [--iterations N]
  *        (from the build directory)
+ *
+ * --shape runs one shape only (same-cpu placement, no memory figures, no
+ * pmcd): with --perflibd naming a wrapper that runs perflibd under
+ * valgrind --tool=callgrind, two runs of different --iterations give the
+ * instructions one query costs the server.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +45,8 @@ static const char *perflibd = "server-glue/perflibd";
 static const char *pmcd_bench = "bench/bench-pmcd";
 static char rundir[96];      /* $TMPDIR/perflibd-bench-XXXXXX: short, it holds a socket */
 static bool quick;
+static const char *only;        /* --shape: run this shape alone, no memory, no pmcd */
+static unsigned iterations;     /* --iterations: calls per placement, 0 = the shape's */
 
 struct shape {
         const char *name;
@@ -229,7 +237,7 @@ static int cmp_double(const void *a, const void *b)
 static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                          const struct shape *s, const char *placement)
 {
-        unsigned n = quick ? s->iterations / 10 + 1 : s->iterations;
+        unsigned n = iterations ? iterations : quick ? s->iterations / 10 + 1 : s->iterations;
         double *t = malloc(n * sizeof(*t));
         uint32_t size = 0;
 
@@ -263,7 +271,7 @@ static void run_shape(const struct shape *s, int ncpu)
         pin(d, 0);
         pin(0, 0);
         time_queries(c, &h, s, "same-cpu");
-        if (ncpu > 1) {
+        if (ncpu > 1 && !only) {
                 pin(d, 1);
                 time_queries(c, &h, s, "two-cpus");
         }
@@ -319,10 +327,18 @@ int main(int argc, char **argv)
                         perflibd = argv[++i];
                 else if (strcmp(argv[i], "--pmcd-bench") == 0 && i + 1 < argc)
                         pmcd_bench = argv[++i];
+                else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc)
+                        only = argv[++i];
+                else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+                        iterations = (unsigned) strtoul(argv[++i], NULL, 10);
                 else {
-                        fprintf(stderr, "usage: bench-perflibd [--quick] [--perflibd PATH] "
-                                "[--pmcd-bench PATH]\n");
-                        return 2;
+                        bool help = strcmp(argv[i], "--help") == 0;
+
+                        fprintf(help ? stdout : stderr,
+                                "usage: bench-perflibd [--quick] [--perflibd PATH] "
+                                "[--pmcd-bench PATH] [--shape NAME] [--iterations N]\n"
+                                "shapes: 1-value 1000x1 1000x16 10000x1\n");
+                        return help ? 0 : 2;
                 }
         }
         if ((size_t) snprintf(rundir, sizeof(rundir), "%s/perflibd-bench-XXXXXX",
@@ -335,7 +351,12 @@ int main(int argc, char **argv)
         printf("# bench-perflibd: %s run, %d CPUs online, perflibd %s\n",
                quick ? "quick" : "full", ncpu, perflibd);
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
-                run_shape(&shapes[i], ncpu);
+                if (!only || strcmp(only, shapes[i].name) == 0)
+                        run_shape(&shapes[i], ncpu);
+        if (only) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+                return system(cmd) == 0 ? 0 : 1;
+        }
         memory();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
         if (system(cmd) != 0)
