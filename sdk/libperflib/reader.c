@@ -53,6 +53,10 @@ struct pl_reader {
         struct pl_counterset **csets;   /* validated descriptors by index, NULL = not yet */
         uint32_t n_csets;               /* entries allocated in csets */
 
+        /* Sizes of the last snapshot, to allocate the next one at once. */
+        uint32_t last_instances;
+        size_t last_arena;
+
         struct ctrpp_provider_desc *desc;       /* the parsed self-description, NULL = not yet */
         bool desc_bad;                  /* the published one is malformed: for good */
 };
@@ -928,7 +932,8 @@ static int arena_put(struct snap_state *st, const struct pl_instance *inst, size
         size_t need = (vsize + nsize + 7) & ~(size_t) 7;
 
         if (need > st->arena_cap - st->arena_len) {
-                size_t cap = st->arena_cap ? st->arena_cap : 4096;
+                size_t hint = st->r->last_arena + st->r->last_arena / 8;
+                size_t cap = st->arena_cap ? st->arena_cap : hint > 4096 ? hint : 4096;
                 uint8_t *a;
 
                 while (cap - st->arena_len < need)
@@ -983,7 +988,8 @@ static int snap_push(struct snap_state *st, const struct pl_instance *inst)
         size_t off;
 
         if (s->n_instances == st->cap) {
-                uint32_t cap = st->cap ? st->cap * 2 : 64;
+                uint32_t hint = st->r->last_instances + st->r->last_instances / 8;
+                uint32_t cap = st->cap ? st->cap * 2 : hint > 64 ? hint : 64;
                 struct pl_instance *a = realloc(s->instances, sizeof(*a) * cap);
                 size_t *o;
 
@@ -1107,8 +1113,12 @@ int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                 st.s->refs_stale = !collect(r);
         st.s->generation = __atomic_load_n(&hdr(r)->generation, __ATOMIC_ACQUIRE);
         k = snap_scan(&st);
-        if (k == 0)
+        if (k == 0) {
+                /* Most snapshots of a reader look like the one before. */
+                r->last_instances = st.s->n_instances;
+                r->last_arena = st.arena_len;
                 snap_finish(&st);
+        }
         free(st.vals);
         free(st.offs);
         free(st.arena);
