@@ -847,7 +847,7 @@ static bool name_ok(const wchar_t *name, uint32_t chars)
  * name NULL: the name is checked for size only and not copied (the caller
  * fetches it with pl_reader_instance_name when it does not know it yet).
  */
-static int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
+static inline int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
                      uint32_t slot, wchar_t *name, struct pl_instance *out)
 {
         const struct pl_seg_instance *si = (const struct pl_seg_instance *) (r->base + off);
@@ -884,7 +884,7 @@ static int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, u
  * counterset's counters), the name into scratch (PL_SEG_MAX_NAME_BYTES;
  * NULL: no name).  <0 leaves the block out of the snapshot.
  */
-static int inst_read(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
+static inline int inst_read(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
                      uint32_t slot, wchar_t *scratch, uint64_t *vals, struct pl_instance *out)
 {
         /* The fixed part first; the name's extent is checked once it is known. */
@@ -944,8 +944,12 @@ static int arena_put(struct snap_state *st, const struct pl_instance *inst, size
                 st->arena = a;
                 st->arena_cap = cap;
         }
-        memcpy(st->arena + st->arena_len, inst->values, vsize);
-        memcpy(st->arena + st->arena_len + vsize, st->name, nsize);
+        /* A few values at most, aligned: a loop, not a call. */
+        for (uint32_t i = 0; i < inst->num_values; i++)
+                memcpy(st->arena + st->arena_len + i * sizeof(uint64_t), &inst->values[i],
+                       sizeof(uint64_t));
+        if (nsize)
+                memcpy(st->arena + st->arena_len + vsize, st->name, nsize);
         *ret_off = st->arena_len;
         st->arena_len += need;
         return 0;
