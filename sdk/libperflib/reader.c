@@ -1153,8 +1153,16 @@ int pl_reader_instance_name(struct pl_reader *r, const struct pl_instance *in,
                 return -ENOMEM;
         k = inst_read(r, c, in->block_off, in->dir_slot, buf, vals, &again);
         free(vals);
-        if (k == -EAGAIN || (k == 0 && again.seq != in->seq))
+        if (k == 0 && again.seq != in->seq)
                 return -ESTALE;
+        if (k < 0 && k != -ENOMEM && heap_ok(r, in->block_off, sizeof(struct pl_seg_instance))) {
+                /* A block reused for another instance looks malformed for a moment. */
+                const struct pl_seg_instance *si =
+                        (const struct pl_seg_instance *) (r->base + in->block_off);
+
+                if (k == -EAGAIN || __atomic_load_n(&si->seq, __ATOMIC_ACQUIRE) != in->seq)
+                        return -ESTALE;
+        }
         if (k < 0)
                 return k;
         *ret_len = again.name_len;
