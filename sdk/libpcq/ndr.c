@@ -164,8 +164,7 @@ void ndr_push_presize(struct ndr_push *p, size_t cap)
         p->cap = cap;
 }
 
-/* Room for n more bytes, not zeroed: what ndr_push_reserve and ndr_push_bytes share. */
-static uint8_t *push_room(struct ndr_push *p, size_t n)
+uint8_t *ndr_push_room(struct ndr_push *p, size_t n)
 {
         if (p->err)
                 return NULL;
@@ -192,7 +191,7 @@ static uint8_t *push_room(struct ndr_push *p, size_t n)
 
 uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n)
 {
-        uint8_t *b = push_room(p, n);
+        uint8_t *b = ndr_push_room(p, n);
 
         if (b)
                 memset(b, 0, n);
@@ -234,7 +233,7 @@ void ndr_push_u32(struct ndr_push *p, uint32_t v)
 void ndr_push_bytes(struct ndr_push *p, const void *data, size_t n)
 {
         /* Overwritten at once: zeroing first would touch every byte twice. */
-        uint8_t *b = push_room(p, n);
+        uint8_t *b = ndr_push_room(p, n);
 
         if (b && n)
                 memcpy(b, data, n);
