@@ -233,6 +233,36 @@ static int cmp_double(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+static uint32_t le32_at(const uint8_t *b, size_t off)
+{
+        return (uint32_t) b[off] | (uint32_t) b[off + 1] << 8 | (uint32_t) b[off + 2] << 16 |
+               (uint32_t) b[off + 3] << 24;
+}
+
+/*
+ * What every reply must be: the sizes agree, one block of the expected type
+ * with no error, and, for "*", every instance in it.  A reply that is not
+ * is the end of the run, not a figure.
+ */
+static void check_reply(const struct pv2_out *o, const struct shape *s)
+{
+        bool all = strcmp(s->instance, "*") == 0;
+        uint32_t type = all ? (s->counter_id == 0xFFFFFFFFu ? PERF_COUNTERSET
+                                                           : PERF_MULTIPLE_INSTANCES)
+                            : PERF_SINGLE_COUNTER;
+        size_t inst = 48 + 16;
+
+        if (o->out_size < 48 + 16 || le32_at(o->data, 0) != o->out_size ||
+            o->rtn_size != o->out_size || le32_at(o->data, 4) != 1 ||
+            le32_at(o->data, 48) != 0 || le32_at(o->data, 52) != type ||
+            le32_at(o->data, 56) != o->out_size - 48)
+                die("a reply that is not what the query asks for");
+        if (type == PERF_COUNTERSET)
+                inst += le32_at(o->data, inst);         /* _PERF_MULTI_COUNTERS and ids */
+        if (all && (inst + 8 > o->out_size || le32_at(o->data, inst + 4) != s->instances))
+                die("a reply without every instance");
+}
+
 /* Times QueryCounterData; prints p50 and p99 in microseconds. */
 static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                          const struct shape *s, const char *placement)
@@ -249,6 +279,7 @@ static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                         die("QueryCounterData failed");
                 if (i >= 10)    /* the first calls warm caches and the namespace */
                         t[i - 10] = now_us() - t0;
+                check_reply(&o, s);
                 size = o.out_size;
                 pv2_out_done(&o);
         }
