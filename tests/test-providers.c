@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Linux providers end to end: a real perflibd (unprivileged, private
+ * runtime, registry and plugin directories) loads the plugins from the
+ * build tree, and the PerflibV2 client enumerates their countersets,
+ * instances and counter names and reads their raw values, which are
+ * compared with what the test reads itself, or with procps and iproute2
+ * tools, at about the same time.  Every tolerance is stated where it is
+ * used, with why.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "perflibv2.h"
+#include "testutil.h"
+
+#define MAX_COUNTERS    32
+#define NAME_MAX_LEN    256
+
+static char sock[4096], registry[4096], plugins[4096];
+static pid_t server;
+static struct pv2_client *client;
+
+/* ---- the server ---- */
+
+/* Links every provider plugin of the build tree into the plugin directory. */
+static void link_plugins(void)
+{
+        char *pattern;
+        glob_t g;
+
+        assert_true(asprintf(&pattern, "%s/providers/*/.libs/*.so", getenv("top_builddir")) > 0);
+        assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+                char *link;
+                const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+
+                assert_true(asprintf(&link, "%s/%s", plugins, base) > 0);
+                assert_int_equal(symlink(g.gl_pathv[i], link), 0);
+                free(link);
+        }
+        globfree(&g);
+        free(pattern);
+}
+
+static void start_server(void)
+{
+        char *bin;
+
+        assert_true(asprintf(&bin, "%s/server-glue/perflibd", getenv("top_builddir")) > 0);
+        server = fork();
+        assert_true(server >= 0);
+        if (server == 0) {
+                execl(bin, bin, "--registry-dir", registry, "--plugin-dir", plugins,
+                      (char *) NULL);
+                _exit(127);
+        }
+        free(bin);
+        /* Ready once its socket answers: bounded by 10 s. */
+        for (int i = 0; i < 1000 && !client; i++)
+                if (pv2_client_connect_unix(sock, 10000, &client) < 0)
+                        usleep(10000);
+        assert_non_null(client);
+}
+
+static int group_setup(void **state)
+{
+        const char *run = tu_runtime_setup();
+
+        snprintf(sock, sizeof(sock), "%s/perflibd.sock", run);
+        snprintf(registry, sizeof(registry), "%s/registry", run);
+        snprintf(plugins, sizeof(plugins), "%s/plugins", run);
+        mkdir(registry, 0755);
+        mkdir(plugins, 0755);
+        link_plugins();
+        start_server();
+        return 0;
+}
+
+static int group_teardown(void **state)
+{
+        int status;
+
+        pv2_client_free(client);
+        if (server > 0) {
+                kill(server, SIGTERM);
+                waitpid(server, &status, 0);
+        }
+        tu_runtime_teardown();
+        return 0;
+}
+
+/* ---- the wire ---- */
+
+static uint32_t le32(const uint8_t *p)
+{
+        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+               (uint32_t) p[3] << 24;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+        return le32(p) | (uint64_t) le32(p + 4) << 32;
+}
+
+/* A NUL-terminated UTF-16LE string of ASCII characters, as ASCII (others as '?'). */
+static void utf16_ascii(const uint8_t *p, size_t max_units, char *out, size_t size)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < max_units && n + 1 < size; i++) {
+                uint16_t u = (uint16_t) (p[2 * i] | p[2 * i + 1] << 8);
+
+                if (u == 0)
+                        break;
+                out[n++] = u < 0x80 ? (char) u : '?';
+        }
+        out[n] = '\0';
+}
+
+/* The counterset named name (RequestCode 9: its English name). */
+static bool find_cset(const char *name, GUID *ret)
+{
+        struct pv2_out o = { 0 }, s = { 0 };
+        bool found = false;
+        char text[NAME_MAX_LEN];
+
+        assert_int_equal(pv2_enumerate_counterset(client, NULL, 256, &o), ERROR_SUCCESS);
+        for (uint32_t i = 0; i < o.out_size && !found; i++) {
+                GUID g;
+
+                memcpy(&g, o.data + 16 * i, 16);
+                if (pv2_query_registration_info(client, NULL, &g, 9, 0, 4096, &s) != ERROR_SUCCESS)
+                        continue;
+                utf16_ascii(s.data, s.out_size / 2, text, sizeof(text));
+                pv2_out_done(&s);
+                if (strcmp(text, name) == 0) {
+                        *ret = g;
+                        found = true;
+                }
+        }
+        pv2_out_done(&o);
+        return found;
+}
+
+/* Whether the counterset has a counter of that English name (RequestCode 0xA); its id. */
+static bool counter_id(const GUID *cs, const char *name, uint32_t *ret_id)
+{
+        struct pv2_out o = { 0 };
+        uint32_t n;
+        bool found = false;
+        char text[NAME_MAX_LEN];
+
+        assert_int_equal(pv2_query_registration_info(client, NULL, cs, 0xA, 0, 1 << 16, &o),
+                         ERROR_SUCCESS);
+        n = le32(o.data + 4);
+        for (uint32_t i = 0; i < n && !found; i++) {
+                uint32_t off = 8 + 8 * n + le32(o.data + 8 + 8 * i + 4);
+
+                assert_true(off < o.out_size);
+                utf16_ascii(o.data + off, (o.out_size - off) / 2, text, sizeof(text));
+                if (strcmp(text, name) == 0) {
+                        found = true;
+                        if (ret_id)
+                                *ret_id = le32(o.data + 8 + 8 * i);
+                }
+        }
+        pv2_out_done(&o);
+        return found;
+}
+
+struct inst {
+        uint32_t id;
+        char name[NAME_MAX_LEN];
+        uint64_t v[MAX_COUNTERS + 1];   /* by counter id */
+};
+
+struct sample {
+        uint64_t perf_time, time_100ns, freq;
+        struct inst *inst;
+        size_t n;
+};
+
+static void sample_free(struct sample *s)
+{
+        free(s->inst);
+        *s = (struct sample) { 0 };
+}
+
+static struct inst *sample_add(struct sample *s)
+{
+        s->inst = realloc(s->inst, (s->n + 1) * sizeof(*s->inst));
+        assert_non_null(s->inst);
+        memset(&s->inst[s->n], 0, sizeof(*s->inst));
+        return &s->inst[s->n++];
+}
+
+/* Values of one instance: n _PERF_COUNTER_DATA blocks; returns the bytes used. */
+static size_t parse_values(const uint8_t *p, const uint32_t *ids, uint32_t n, struct inst *in)
+{
+        size_t off = 0;
+
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t data_size = le32(p + off), size = le32(p + off + 4);
+
+                assert_true(ids[i] <= MAX_COUNTERS);
+                in->v[ids[i]] = data_size == 4 ? le32(p + off + 8) : le64(p + off + 8);
+                off += size;
+        }
+        return off;
+}
+
+/* One PERF_COUNTERSET or PERF_MULTIPLE_COUNTERS block (after its 16-byte header). */
+static void parse_block(const uint8_t *p, uint32_t type, struct sample *s)
+{
+        uint32_t ids[MAX_COUNTERS], n = le32(p + 4), n_inst;
+        size_t off;
+
+        assert_true(n <= MAX_COUNTERS);
+        for (uint32_t i = 0; i < n; i++)
+                ids[i] = le32(p + 8 + 4 * i);
+        off = le32(p);
+        if (type == PERF_MULTIPLE_COUNTERS) {
+                struct inst *in = sample_add(s);
+
+                in->id = 0;
+                parse_values(p + off, ids, n, in);
+                return;
+        }
+        assert_int_equal(type, PERF_COUNTERSET);
+        n_inst = le32(p + off + 4);
+        off += 8;
+        for (uint32_t k = 0; k < n_inst; k++) {
+                struct inst *in = sample_add(s);
+                uint32_t size = le32(p + off);
+
+                in->id = le32(p + off + 4);
+                utf16_ascii(p + off + 8, (size - 8) / 2, in->name, sizeof(in->name));
+                off += size;
+                off += parse_values(p + off, ids, n, in);
+        }
+}
+
+/* Every counter of every instance of cs, through one query (one collection). */
+static void query(const GUID *cs, struct sample *ret)
+{
+        uint8_t id[48] = { 0 };
+        struct pv2_out o = { 0 };
+        struct pv2_handle h;
+
+        memcpy(id, cs, 16);
+        id[20] = sizeof(id);                                    /* Size */
+        memset(id + 24, 0xFF, 8);                               /* any counter, any id */
+        id[40] = '*';                                           /* instance "*" */
+        assert_int_equal(pv2_open_query(client, NULL, &h), ERROR_SUCCESS);
+        assert_int_equal(pv2_validate_counters(client, &h, id, sizeof(id), 1), ERROR_SUCCESS);
+        assert_int_equal(le32(id + 16), ERROR_SUCCESS);
+        assert_int_equal(pv2_query_counter_data(client, &h, 1u << 24, &o), ERROR_SUCCESS);
+        *ret = (struct sample) { .perf_time = le64(o.data + 8), .time_100ns = le64(o.data + 16),
+                                 .freq = le64(o.data + 24) };
+        assert_int_equal(le32(o.data + 4), 1);                  /* one block */
+        assert_int_equal(le32(o.data + 48), ERROR_SUCCESS);     /* its status */
+        parse_block(o.data + 64, le32(o.data + 52), ret);
+        pv2_out_done(&o);
+        assert_int_equal(pv2_close_query(client, &h), ERROR_SUCCESS);
+}
+
+static const struct inst *inst_named(const struct sample *s, const char *name)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->inst[i].name, name) == 0)
+                        return &s->inst[i];
+        return NULL;
+}
+
+static __attribute__((unused)) const struct inst *inst_with_id(const struct sample *s, uint32_t id)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (s->inst[i].id == id)
+                        return &s->inst[i];
+        return NULL;
+}
+
+/* The counterset, which must exist, and the ids of the named counters, which must too. */
+static void cset_counters(const char *cs_name, GUID *cs, const char *const *names, uint32_t *ids,
+                          size_t n)
+{
+        if (!find_cset(cs_name, cs))
+                fail_msg("counterset '%s' is not listed", cs_name);
+        for (size_t i = 0; i < n; i++)
+                if (!counter_id(cs, names[i], &ids[i]))
+                        fail_msg("counterset '%s' has no counter '%s'", cs_name, names[i]);
+}
+
+/* ---- independent sources ---- */
+
+/* The first line of a command's output, or "" (a tool that is not installed: skip). */
+static void command_line(char *out, size_t size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void command_line(char *out, size_t size, const char *fmt, ...)
+{
+        va_list ap;
+        char *cmd;
+        FILE *f;
+
+        va_start(ap, fmt);
+        assert_true(vasprintf(&cmd, fmt, ap) > 0);
+        va_end(ap);
+        out[0] = '\0';
+        f = popen(cmd, "r");
+        assert_non_null(f);
+        if (!fgets(out, (int) size, f))
+                out[0] = '\0';
+        pclose(f);
+        free(cmd);
+}
+
+static __attribute__((unused)) uint64_t command_u64(const char *cmd)
+{
+        char line[256];
+
+        command_line(line, sizeof(line), "%s", cmd);
+        if (!line[0] || !isdigit((unsigned char) line[0]))
+                fail_msg("'%s' printed no number", cmd);
+        return strtoull(line, NULL, 10);
+}
+
+static __attribute__((unused)) bool within(double value, double expected, double tolerance)
+{
+        return value >= expected - tolerance && value <= expected + tolerance;
+}
+
+#define assert_within(v, e, tol) do {                                                   \
+        double v_ = (double) (v), e_ = (double) (e), t_ = (double) (tol);              \
+        if (!within(v_, e_, t_))                                                        \
+                fail_msg("%s = %.0f, expected %s = %.0f within %.0f", #v, v_, #e, e_, t_); \
+} while (0)
+
+/* Keeps one CPU busy for about ms milliseconds of its own CPU time. */
+static void burn_cpu(unsigned ms)
+{
+        struct timespec t0, t;
+        volatile uint64_t x = 0;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+        do {
+                for (int i = 0; i < 100000; i++)
+                        x += (uint64_t) i;
+                clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/* ---- Processor ---- */
+
+static const char *const processor_counters[] = {
+        "% Processor Time", "% User Time", "% Privileged Time", "% Interrupt Time",
+        "% DPC Time", "% Idle Time", "Interrupts/sec",
+};
+
+static void test_processor(void **state)
+{
+        enum { PROC, USER, PRIV, INTR, DPC, IDLE, INTS, N };
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        struct sample a, b;
+        const struct inst *ta, *tb;
+        uint32_t id[N];
+        uint64_t sum = 0;
+        double busy;
+        GUID cs;
+        char name[24];
+
+        cset_counters("Processor", &cs, processor_counters, id, N);
+        query(&cs, &a);
+        /* One instance per online CPU, named by its number, and _Total. */
+        assert_int_equal(a.n, (size_t) ncpu + 1);
+        for (long i = 0; i < ncpu; i++) {
+                snprintf(name, sizeof(name), "%ld", i);
+                if (!inst_named(&a, name))
+                        fail_msg("no Processor instance '%s'", name);
+        }
+        ta = inst_named(&a, "_Total");
+        assert_non_null(ta);
+        /* _Total's interrupts are the sum of the CPUs' (the same collection). */
+        for (size_t i = 0; i < a.n; i++)
+                if (&a.inst[i] != ta)
+                        sum += a.inst[i].v[id[INTS]];
+        assert_true(ta->v[id[INTS]] == (uint32_t) sum);
+        /* Idle is both % Processor Time's inverse and % Idle Time; interrupts are privileged. */
+        assert_true(ta->v[id[PROC]] == ta->v[id[IDLE]]);
+        assert_true(ta->v[id[PRIV]] >= ta->v[id[INTR]] + ta->v[id[DPC]]);
+
+        /*
+         * Under load the test makes: 400 ms of this process's CPU time shows
+         * in _Total's user + privileged time (an average over the CPUs, in
+         * 100 ns), less the tick accounting's error: at least half of it.
+         */
+        burn_cpu(400);
+        query(&cs, &b);
+        tb = inst_named(&b, "_Total");
+        assert_non_null(tb);
+        busy = (double) (tb->v[id[USER]] + tb->v[id[PRIV]] - ta->v[id[USER]] - ta->v[id[PRIV]]) *
+               (double) ncpu;
+        if (busy < 0.5 * 400 * 10000)
+                fail_msg("400 ms of CPU showed as %.0f ms", busy / 10000);
+        /* Elapsed time covers every CPU's busy and idle time: nothing is counted twice. */
+        assert_true((double) (tb->v[id[USER]] + tb->v[id[PRIV]] + tb->v[id[IDLE]] -
+                              ta->v[id[USER]] - ta->v[id[PRIV]] - ta->v[id[IDLE]]) <=
+                    (double) (b.time_100ns - a.time_100ns) * 1.05 + 2 * 100000);
+        sample_free(&a);
+        sample_free(&b);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_processor),
+        };
+
+        return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
