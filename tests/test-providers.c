@@ -333,7 +333,7 @@ static void command_line(char *out, size_t size, const char *fmt, ...)
         free(cmd);
 }
 
-static __attribute__((unused)) uint64_t command_u64(const char *cmd)
+static uint64_t command_u64(const char *cmd)
 {
         char line[256];
 
@@ -343,7 +343,7 @@ static __attribute__((unused)) uint64_t command_u64(const char *cmd)
         return strtoull(line, NULL, 10);
 }
 
-static __attribute__((unused)) bool within(double value, double expected, double tolerance)
+static bool within(double value, double expected, double tolerance)
 {
         return value >= expected - tolerance && value <= expected + tolerance;
 }
@@ -353,6 +353,39 @@ static __attribute__((unused)) bool within(double value, double expected, double
         if (!within(v_, e_, t_))                                                        \
                 fail_msg("%s = %.0f, expected %s = %.0f within %.0f", #v, v_, #e, e_, t_); \
 } while (0)
+
+/* "KEY VALUE" from a /proc file (/proc/stat, /proc/vmstat), read by the test itself. */
+static uint64_t proc_key(const char *file, const char *key)
+{
+        char line[4096];
+        size_t len = strlen(key);
+        uint64_t v = 0;
+        bool found = false;
+        FILE *f = fopen(file, "re");
+
+        assert_non_null(f);
+        while (!found && fgets(line, sizeof(line), f))
+                if (strncmp(line, key, len) == 0 && line[len] == ' ') {
+                        v = strtoull(line + len + 1, NULL, 10);
+                        found = true;
+                }
+        fclose(f);
+        if (!found)
+                fail_msg("%s has no %s", file, key);
+        return v;
+}
+
+/*
+ * A 32-bit counter (PERF_COUNTER_COUNTER) read between two readings of its
+ * 64-bit source: it is the source truncated, somewhere in between.
+ */
+static void assert_between32(uint64_t value, uint64_t before, uint64_t after, const char *what)
+{
+        if (after < before || (uint32_t) (value - (uint32_t) before) > after - before)
+                fail_msg("%s = %llu, not between %llu and %llu (mod 2^32)", what,
+                         (unsigned long long) value, (unsigned long long) before,
+                         (unsigned long long) after);
+}
 
 /* Keeps one CPU busy for about ms milliseconds of its own CPU time. */
 static void burn_cpu(unsigned ms)
@@ -428,10 +461,103 @@ static void test_processor(void **state)
         sample_free(&b);
 }
 
+/* ---- Memory ---- */
+
+static const char *const memory_counters[] = {
+        "Available Bytes", "Committed Bytes", "Commit Limit", "Cache Bytes", "Page Faults/sec",
+        "Pages/sec", "Swap Total Bytes", "Swap Used Bytes", "% Committed Bytes In Use",
+        "Available MBytes",
+};
+
+static void test_memory(void **state)
+{
+        enum { AVAIL, COMMITTED, LIMIT, CACHE, FAULTS, PAGES, SWAP_TOTAL, SWAP_USED, PCT, AVAIL_MB, N };
+        uint64_t avail, mem_total, swap_total, cache, faults0, faults1;
+        struct sample a;
+        const struct inst *m;
+        uint32_t id[N];
+        GUID cs;
+
+        cset_counters("Memory", &cs, memory_counters, id, N);
+        faults0 = proc_key("/proc/vmstat", "pgfault");
+        query(&cs, &a);
+        faults1 = proc_key("/proc/vmstat", "pgfault");
+        avail = command_u64("free -b | awk '/^Mem:/ { print $7 }'");
+        cache = command_u64("free -b | awk '/^Mem:/ { print $6 }'");
+        mem_total = command_u64("free -b | awk '/^Mem:/ { print $2 }'");
+        swap_total = command_u64("free -b | awk '/^Swap:/ { print $2 }'");
+        assert_int_equal(a.n, 1);
+        m = &a.inst[0];
+        /* free(1) and the provider read MemAvailable moments apart: 5 % covers the churn
+         * of a machine shared with builds. */
+        assert_within(m->v[id[AVAIL]], avail, avail * 0.05);
+        assert_true(m->v[id[AVAIL_MB]] == m->v[id[AVAIL]] >> 20);
+        /* Totals do not move: exact.  Commit Limit is RAM plus swap, as on Windows. */
+        assert_true(m->v[id[SWAP_TOTAL]] == swap_total);
+        assert_true(m->v[id[LIMIT]] == mem_total + swap_total);
+        assert_true(m->v[id[SWAP_USED]] <= swap_total);
+        /* The page cache moves faster than available memory: 10 %. */
+        assert_within(m->v[id[CACHE]], cache, cache * 0.10);
+        assert_true(m->v[id[COMMITTED]] > 0);
+        /* The fraction is in MiB: Committed Bytes over Commit Limit. */
+        assert_within(m->v[id[PCT]], m->v[id[COMMITTED]] >> 20, 1);
+        assert_between32(m->v[id[FAULTS]], faults0, faults1, "Page Faults/sec");
+        sample_free(&a);
+}
+
+/* ---- System ---- */
+
+static const char *const system_counters[] = {
+        "Processes", "Threads", "Context Switches/sec", "Processor Queue Length",
+        "System Up Time",
+};
+
+static void test_system(void **state)
+{
+        enum { PROCS, THREADS, CTXT, QUEUE, UPTIME, N };
+        uint64_t ps, threads, ctxt0, ctxt1, up_time_id, up_freq_id;
+        struct sample a;
+        const struct inst *s;
+        double uptime, up;
+        uint32_t id[N];
+        GUID cs;
+        FILE *f;
+
+        cset_counters("System", &cs, system_counters, id, N);
+        ctxt0 = proc_key("/proc/stat", "ctxt");
+        query(&cs, &a);
+        ctxt1 = proc_key("/proc/stat", "ctxt");
+        ps = command_u64("ps -e --no-headers | wc -l");
+        threads = command_u64("ps -eL --no-headers | wc -l");
+        f = fopen("/proc/uptime", "re");
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%lf", &uptime), 1);
+        fclose(f);
+        assert_int_equal(a.n, 1);
+        s = &a.inst[0];
+        /* Other builds on the machine start and end processes all the time, and
+         * ps counts itself and the shell: 10 % and 20 processes. */
+        assert_within(s->v[id[PROCS]], ps, ps * 0.10 + 20);
+        assert_within(s->v[id[THREADS]], threads, threads * 0.10 + 40);
+        assert_true(s->v[id[THREADS]] >= s->v[id[PROCS]]);
+        assert_between32(s->v[id[CTXT]], ctxt0, ctxt1, "Context Switches/sec");
+        assert_true(s->v[id[QUEUE]] <= s->v[id[THREADS]]);
+        /* An elapsed time: (its PerfTime counter - the value) / its PerfFreq counter,
+         * against /proc/uptime read just after: within 2 s. */
+        up_time_id = id[UPTIME] + 1;
+        up_freq_id = id[UPTIME] + 2;
+        assert_true(s->v[up_freq_id] == 10000000);
+        up = (double) (s->v[up_time_id] - s->v[id[UPTIME]]) / (double) s->v[up_freq_id];
+        assert_within(up, uptime, 2);
+        sample_free(&a);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_processor),
+                cmocka_unit_test(test_memory),
+                cmocka_unit_test(test_system),
         };
 
         return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -137,3 +137,18 @@ void pv_set_values(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst,
                                                             values[c[i].CounterId]);
         }
 }
+
+ULONG pv_single_instance(HANDLE provider, const GUID *cset, void (*cleanup)(void),
+                         PPERF_COUNTERSET_INSTANCE *ret)
+{
+        PPERF_COUNTERSET_INSTANCE inst = PerfCreateInstanceUtf8(provider, cset, "", 0);
+
+        if (!inst) {
+                ULONG status = GetLastError();
+
+                cleanup();
+                return status;
+        }
+        *ret = inst;
+        return ERROR_SUCCESS;
+}

@@ -53,4 +53,12 @@ void pv_instset_done(struct pv_instset *s);
 void pv_set_values(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst,
                    const PERF_COUNTERSET_INFO *tmpl, const uint64_t *values, size_t n_values);
 
+/*
+ * For single-instance countersets: creates their one instance (named "",
+ * id 0) right after CounterInitialize; on failure stops the provider with
+ * cleanup (the generated CounterCleanup) and returns the Win32 error.
+ */
+ULONG pv_single_instance(HANDLE provider, const GUID *cset, void (*cleanup)(void),
+                         PPERF_COUNTERSET_INSTANCE *ret);
+
 #endif /* PV_INSTANCES_H */

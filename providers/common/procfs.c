@@ -182,6 +182,18 @@ void pv_stat_done(struct pv_stat *s)
         s->n_cpu = 0;
 }
 
+int pv_stat_read_file(const char *root, struct pv_stat *ret)
+{
+        FILE *f = pv_fopen(root, "stat");
+        int r;
+
+        if (!f)
+                return -errno;
+        r = pv_stat_read(f, ret);
+        fclose(f);
+        return r;
+}
+
 /* ---- /proc/interrupts ---- */
 
 /* The header "CPU0 CPU1 ...": each column's position in cpu_id, or -1. */
@@ -292,6 +304,19 @@ int pv_kv_read(FILE *f, const char *const *keys, size_t n, uint64_t *values,
         if (ret_found)
                 *ret_found = found;
         return 0;
+}
+
+int pv_kv_read_file(const char *root, const char *rel, const char *const *keys, size_t n,
+                    uint64_t *values, uint64_t *ret_found)
+{
+        FILE *f = pv_fopen(root, rel);
+        int r;
+
+        if (!f)
+                return -errno;
+        r = pv_kv_read(f, keys, n, values, ret_found);
+        fclose(f);
+        return r;
 }
 
 /* ---- /proc/loadavg ---- */

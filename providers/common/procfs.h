@@ -41,6 +41,8 @@ struct pv_stat {
 int pv_stat_read(FILE *f, struct pv_stat *ret);
 /* Frees the arrays; accepts NULL and a zeroed struct. */
 void pv_stat_done(struct pv_stat *s);
+/* pv_stat_read of root/stat. */
+int pv_stat_read_file(const char *root, struct pv_stat *ret);
 
 /*
  * /proc/interrupts: adds each CPU column's counts into per_cpu[k], where k
@@ -58,6 +60,9 @@ int pv_interrupts_read(FILE *f, const unsigned *cpu_id, size_t n, uint64_t *per_
  */
 int pv_kv_read(FILE *f, const char *const *keys, size_t n, uint64_t *values,
                uint64_t *ret_found);
+/* pv_kv_read of the file root/rel. */
+int pv_kv_read_file(const char *root, const char *rel, const char *const *keys, size_t n,
+                    uint64_t *values, uint64_t *ret_found);
 
 /* ---- /proc/loadavg ---- */
 

@@ -81,14 +81,9 @@ static int collect(void)
 {
         struct pv_stat st = { 0 };
         uint64_t *interrupts;
-        FILE *f;
         int r;
 
-        f = pv_fopen("/proc", "stat");
-        if (!f)
-                return -errno;
-        r = pv_stat_read(f, &st);
-        fclose(f);
+        r = pv_stat_read_file("/proc", &st);
         if (r < 0)
                 return r;
         interrupts = calloc(st.n_cpu ? st.n_cpu : 1, sizeof(*interrupts));
