@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -552,12 +553,84 @@ static void test_system(void **state)
         sample_free(&a);
 }
 
+/* ---- Network Interface ---- */
+
+static const char *const netif_counters[] = {
+        "Bytes Received/sec", "Bytes Sent/sec", "Bytes Total/sec", "Packets/sec",
+        "Packets Received Errors", "Packets Outbound Errors", "Packets Received Discarded",
+        "Packets Outbound Discarded", "Current Bandwidth",
+};
+
+/* ip -s link's RX (rx = true) or TX bytes of one interface, from its one-line form. */
+static uint64_t ip_bytes(const char *ifname, bool rx)
+{
+        char cmd[256];
+
+        /* -o puts each interface on one line: "RX: bytes packets ... \    N ...". */
+        snprintf(cmd, sizeof(cmd),
+                 "ip -s -o link show dev %s | sed 's/.*%s:[^\\\\]*\\\\ *\\([0-9]*\\).*/\\1/'",
+                 ifname, rx ? "RX" : "TX");
+        return command_u64(cmd);
+}
+
+static void test_netif(void **state)
+{
+        enum { RX, TX, TOTAL, PACKETS, RX_ERR, TX_ERR, RX_DROP, TX_DROP, BW, N };
+        uint64_t rx0, rx1, tx0, tx1;
+        struct sample a;
+        const struct inst *lo;
+        struct dirent *e;
+        uint32_t id[N];
+        GUID cs;
+        DIR *d;
+
+        cset_counters("Network Interface", &cs, netif_counters, id, N);
+        rx0 = ip_bytes("lo", true);
+        tx0 = ip_bytes("lo", false);
+        query(&cs, &a);
+        rx1 = ip_bytes("lo", true);
+        tx1 = ip_bytes("lo", false);
+        /* Every interface sysfs lists, each with its ifindex as instance id. */
+        d = opendir("/sys/class/net");
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                const struct inst *in;
+                char rel[512];
+                int64_t index;
+                FILE *f;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                in = inst_named(&a, e->d_name);
+                if (!in)
+                        fail_msg("no Network Interface instance '%s'", e->d_name);
+                snprintf(rel, sizeof(rel), "/sys/class/net/%s/ifindex", e->d_name);
+                f = fopen(rel, "re");
+                assert_non_null(f);
+                assert_int_equal(fscanf(f, "%" SCNd64, &index), 1);
+                fclose(f);
+                assert_int_equal(in->id, index);
+        }
+        closedir(d);
+        lo = inst_named(&a, "lo");
+        assert_non_null(lo);
+        /* iproute2 read before and after the query brackets the provider's value. */
+        assert_true(lo->v[id[RX]] >= rx0 && lo->v[id[RX]] <= rx1);
+        assert_true(lo->v[id[TX]] >= tx0 && lo->v[id[TX]] <= tx1);
+        assert_true(lo->v[id[TOTAL]] == lo->v[id[RX]] + lo->v[id[TX]]);
+        assert_true(lo->v[id[PACKETS]] > 0 || lo->v[id[TOTAL]] == 0);
+        /* Loopback has no link speed. */
+        assert_true(lo->v[id[BW]] == 0);
+        sample_free(&a);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_processor),
                 cmocka_unit_test(test_memory),
                 cmocka_unit_test(test_system),
+                cmocka_unit_test(test_netif),
         };
 
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
