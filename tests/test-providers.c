@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -292,7 +293,7 @@ static const struct inst *inst_named(const struct sample *s, const char *name)
         return NULL;
 }
 
-static __attribute__((unused)) const struct inst *inst_with_id(const struct sample *s, uint32_t id)
+static const struct inst *inst_with_id(const struct sample *s, uint32_t id)
 {
         for (size_t i = 0; i < s->n; i++)
                 if (s->inst[i].id == id)
@@ -624,6 +625,168 @@ static void test_netif(void **state)
         sample_free(&a);
 }
 
+/* ---- LogicalDisk and PhysicalDisk ---- */
+
+static const char *const disk_counters[] = {
+        "Disk Reads/sec", "Disk Writes/sec", "Disk Read Bytes/sec", "Disk Write Bytes/sec",
+        "Avg. Disk sec/Read", "Avg. Disk sec/Write", "% Disk Time", "Current Disk Queue Length",
+        "% Free Space", "Free Megabytes",
+};
+enum { D_READS, D_WRITES, D_RBYTES, D_WBYTES, D_AVG_R, D_AVG_W, D_TIME, D_QUEUE, D_FREE_PCT,
+       D_FREE_MB, D_N };
+
+/* The test's own reading of one /proc/diskstats line: false when the device has none. */
+static bool diskstat(unsigned major, unsigned minor, const char *name, uint64_t *reads,
+                     uint64_t *writes, uint64_t *sectors_read)
+{
+        char line[512], dev[64];
+        unsigned ma, mi;
+        bool found = false;
+        FILE *f = fopen("/proc/diskstats", "re");
+
+        assert_non_null(f);
+        while (!found && fgets(line, sizeof(line), f)) {
+                unsigned long long r, rs, w;
+
+                if (sscanf(line, "%u %u %63s %llu %*u %llu %*u %llu", &ma, &mi, dev, &r, &rs,
+                           &w) != 6)
+                        continue;
+                if (name ? strcmp(dev, name) != 0 : ma != major || mi != minor)
+                        continue;
+                *reads = r;
+                *writes = w;
+                *sectors_read = rs;
+                found = true;
+        }
+        fclose(f);
+        return found;
+}
+
+/* Writes and syncs 1 MiB in the test's directory, so that its disk sees a write. */
+static void write_and_sync(const char *dir)
+{
+        static char buf[1 << 20];
+        char *path;
+        FILE *f;
+
+        assert_true(asprintf(&path, "%s/load.bin", dir) > 0);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        memset(buf, 'x', sizeof(buf));
+        assert_int_equal(fwrite(buf, 1, sizeof(buf), f), sizeof(buf));
+        assert_int_equal(fflush(f), 0);
+        assert_int_equal(fsync(fileno(f)), 0);
+        fclose(f);
+        unlink(path);
+        free(path);
+}
+
+static void test_logicaldisk(void **state)
+{
+        const char *dir = getenv("PERFLIB_RUNTIME_DIR");
+        uint64_t r0, w0, s0, r1, w1, s1, df_size;
+        const struct inst *root, *here, *before;
+        struct sample a, b;
+        struct statvfs sv;
+        struct stat st;
+        uint32_t id[D_N];
+        bool has_io;
+        GUID cs;
+
+        cset_counters("LogicalDisk", &cs, disk_counters, id, D_N);
+        assert_int_equal(stat("/", &st), 0);
+        has_io = diskstat(major(st.st_dev), minor(st.st_dev), NULL, &r0, &w0, &s0);
+        query(&cs, &a);
+        if (has_io)
+                assert_true(diskstat(major(st.st_dev), minor(st.st_dev), NULL, &r1, &w1, &s1));
+        assert_int_equal(statvfs("/", &sv), 0);
+        /* No pseudo filesystem is listed. */
+        assert_null(inst_named(&a, "/proc"));
+        assert_null(inst_named(&a, "/sys"));
+        root = inst_named(&a, "/");
+        if (!root)
+                fail_msg("no LogicalDisk instance for /");
+        assert_int_equal(root->id, major(st.st_dev) << 20 | minor(st.st_dev));
+        /* df's size in MiB is the fraction's base (df rounds up: 1). */
+        df_size = command_u64("df -B1M --output=size / | tail -1 | tr -d ' '");
+        assert_within(root->v[id[D_FREE_PCT] + 1], df_size, 1);
+        /* Free space moves with the builds on this disk: 1 % of the size. */
+        assert_within(root->v[id[D_FREE_MB]], (double) sv.f_bfree * sv.f_frsize / 1048576,
+                      df_size * 0.01 + 1);
+        assert_true(root->v[id[D_FREE_PCT]] == root->v[id[D_FREE_MB]]);
+        if (has_io) {
+                assert_between32(root->v[id[D_READS]], r0, r1, "Disk Reads/sec");
+                assert_between32(root->v[id[D_WRITES]], w0, w1, "Disk Writes/sec");
+                assert_true(root->v[id[D_RBYTES]] >= s0 * 512 && root->v[id[D_RBYTES]] <= s1 * 512);
+        }
+        /* Under the test's own load, the filesystem it writes to counts a write. */
+        assert_int_equal(stat(dir, &st), 0);
+        before = inst_with_id(&a, major(st.st_dev) << 20 | minor(st.st_dev));
+        if (before && diskstat(major(st.st_dev), minor(st.st_dev), NULL, &r0, &w0, &s0)) {
+                write_and_sync(dir);
+                query(&cs, &b);
+                here = inst_with_id(&b, major(st.st_dev) << 20 | minor(st.st_dev));
+                assert_non_null(here);
+                assert_true((uint32_t) (here->v[id[D_WRITES]] - before->v[id[D_WRITES]]) >= 1);
+                assert_true(here->v[id[D_WBYTES]] - before->v[id[D_WBYTES]] >= 4096);
+                sample_free(&b);
+        }
+        sample_free(&a);
+}
+
+static void test_physicaldisk(void **state)
+{
+        uint64_t r0, w0, s0, r1, w1, s1;
+        size_t listed = 0;
+        struct sample a;
+        struct dirent *e;
+        uint32_t id[D_N];
+        GUID cs;
+        DIR *d;
+
+        /* The I/O counters only: PhysicalDisk has no space counters. */
+        cset_counters("PhysicalDisk", &cs, disk_counters, id, D_FREE_PCT);
+        assert_false(counter_id(&cs, "% Free Space", NULL));
+        query(&cs, &a);
+        /* Exactly the whole devices of /sys/block that have a size. */
+        d = opendir("/sys/block");
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                unsigned long long sectors = 0;
+                const struct inst *in;
+                char path[512];
+                FILE *f;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/sys/block/%s/size", e->d_name);
+                f = fopen(path, "re");
+                if (!f || fscanf(f, "%llu", &sectors) != 1)
+                        sectors = 0;
+                if (f)
+                        fclose(f);
+                in = inst_named(&a, e->d_name);
+                if ((sectors > 0) != (in != NULL))
+                        fail_msg("/sys/block/%s: %llu sectors, %s", e->d_name, sectors,
+                                 in ? "listed" : "not listed");
+                if (!in)
+                        continue;
+                listed++;
+                /* Its counters against diskstats read after the query: behind it by
+                 * less than the million operations no disk here does in between. */
+                assert_true(diskstat(0, 0, e->d_name, &r1, &w1, &s1));
+                r0 = in->v[id[D_READS]];
+                w0 = in->v[id[D_WRITES]];
+                s0 = in->v[id[D_RBYTES]];
+                assert_true((uint32_t) (r1 - r0) < 1000000 && (uint32_t) (w1 - w0) < 1000000);
+                assert_true(s0 <= s1 * 512 && s1 * 512 - s0 < (1ull << 32));
+                assert_true(in->v[id[D_TIME]] > 0 || r0 + w0 == 0);
+        }
+        closedir(d);
+        assert_int_equal(a.n, listed);
+        sample_free(&a);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -631,6 +794,8 @@ int main(void)
                 cmocka_unit_test(test_memory),
                 cmocka_unit_test(test_system),
                 cmocka_unit_test(test_netif),
+                cmocka_unit_test(test_logicaldisk),
+                cmocka_unit_test(test_physicaldisk),
         };
 
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
