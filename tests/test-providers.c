@@ -337,12 +337,14 @@ static void command_line(char *out, size_t size, const char *fmt, ...)
 
 static uint64_t command_u64(const char *cmd)
 {
-        char line[256];
+        char line[256], *p = line;
 
         command_line(line, sizeof(line), "%s", cmd);
-        if (!line[0] || !isdigit((unsigned char) line[0]))
+        while (*p == ' ')
+                p++;
+        if (!isdigit((unsigned char) *p))
                 fail_msg("'%s' printed no number", cmd);
-        return strtoull(line, NULL, 10);
+        return strtoull(p, NULL, 10);
 }
 
 static bool within(double value, double expected, double tolerance)
@@ -708,7 +710,7 @@ static void test_logicaldisk(void **state)
                 fail_msg("no LogicalDisk instance for /");
         assert_int_equal(root->id, major(st.st_dev) << 20 | minor(st.st_dev));
         /* df's size in MiB is the fraction's base (df rounds up: 1). */
-        df_size = command_u64("df -B1M --output=size / | tail -1 | tr -d ' '");
+        df_size = command_u64("df -B1M --output=size / | tail -1");
         assert_within(root->v[id[D_FREE_PCT] + 1], df_size, 1);
         /* Free space moves with the builds on this disk: 1 % of the size. */
         assert_within(root->v[id[D_FREE_MB]], (double) sv.f_bfree * sv.f_frsize / 1048576,
@@ -787,6 +789,136 @@ static void test_physicaldisk(void **state)
         sample_free(&a);
 }
 
+/* ---- Process ---- */
+
+static const char *const process_counters[] = {
+        "% Processor Time", "% User Time", "% Privileged Time", "Working Set", "Private Bytes",
+        "Virtual Bytes", "Thread Count", "Handle Count", "IO Read Bytes/sec",
+        "IO Write Bytes/sec", "Elapsed Time", "ID Process", "Creating Process ID",
+};
+enum { P_CPU, P_USER, P_PRIV, P_WS, P_PRIVATE, P_VIRT, P_THREADS, P_HANDLES, P_IO_R, P_IO_W,
+       P_ELAPSED, P_ID, P_PPID, P_N };
+
+#define CHILD_THREADS   7
+
+static void *sleeper(void *arg)
+{
+        pause();
+        return arg;
+}
+
+/* A child of CHILD_THREADS threads, the main one included, that waits to be killed. */
+static pid_t start_threaded_child(void)
+{
+        int ready[2];
+        pid_t pid;
+        char c;
+
+        assert_int_equal(pipe(ready), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                pthread_t t;
+
+                for (int i = 1; i < CHILD_THREADS; i++)
+                        if (pthread_create(&t, NULL, sleeper, NULL) != 0)
+                                _exit(1);
+                (void) !write(ready[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        close(ready[1]);
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+        kill(pid, SIGKILL);
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+static uint64_t count_fds(pid_t pid)
+{
+        char path[64];
+        struct dirent *e;
+        uint64_t n = 0;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        d = opendir(path);
+        assert_non_null(d);
+        while ((e = readdir(d)))
+                n += e->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+static void test_process(void **state)
+{
+        uint64_t rss, vsz;
+        struct sample a, b;
+        const struct inst *self, *c1, *c2;
+        char comm[64] = "", cmd[128];
+        uint32_t id[P_N];
+        double elapsed;
+        pid_t k1, k2;
+        GUID cs;
+        FILE *f;
+
+        cset_counters("Process", &cs, process_counters, id, P_N);
+        f = fopen("/proc/self/comm", "re");
+        assert_non_null(f);
+        assert_non_null(fgets(comm, sizeof(comm), f));
+        fclose(f);
+        comm[strcspn(comm, "\n")] = '\0';
+        /* Started after the last query: listed by the very next one, whose
+         * PERF_COLLECT_START created their instances. */
+        k1 = start_threaded_child();
+        k2 = start_threaded_child();
+        query(&cs, &a);
+        self = inst_with_id(&a, (uint32_t) getpid());
+        assert_non_null(self);
+        assert_string_equal(self->name, comm);
+        assert_int_equal(self->v[id[P_ID]], getpid());
+        assert_int_equal(self->v[id[P_PPID]], getppid());
+        /* Two processes of one name: two instances, told apart by their ids. */
+        c1 = inst_with_id(&a, (uint32_t) k1);
+        c2 = inst_with_id(&a, (uint32_t) k2);
+        assert_non_null(c1);
+        assert_non_null(c2);
+        assert_string_equal(c1->name, comm);
+        assert_string_equal(c2->name, comm);
+        assert_int_equal(c1->v[id[P_PPID]], getpid());
+        /* A still child: exact figures. */
+        assert_int_equal(c1->v[id[P_THREADS]], CHILD_THREADS);
+        assert_int_equal(c1->v[id[P_HANDLES]], count_fds(k1));
+        /* ps(1) reports KiB, rounded: 1 % and a page. */
+        snprintf(cmd, sizeof(cmd), "ps -o rss= -p %d", (int) k1);
+        rss = command_u64(cmd) * 1024;
+        snprintf(cmd, sizeof(cmd), "ps -o vsz= -p %d", (int) k1);
+        vsz = command_u64(cmd) * 1024;
+        assert_within(c1->v[id[P_WS]], rss, rss * 0.01 + 4096);
+        assert_within(c1->v[id[P_VIRT]], vsz, vsz * 0.01 + 4096);
+        assert_true(c1->v[id[P_PRIVATE]] <= c1->v[id[P_VIRT]]);
+        assert_true(c1->v[id[P_CPU]] == c1->v[id[P_USER]] + c1->v[id[P_PRIV]]);
+        /* Elapsed: just started; its PerfTime and PerfFreq counters follow it. */
+        elapsed = (double) (c1->v[id[P_ELAPSED] + 1] - c1->v[id[P_ELAPSED]]) /
+                  (double) c1->v[id[P_ELAPSED] + 2];
+        assert_true(elapsed >= 0 && elapsed < 30);
+        /* The test's own I/O shows: it read the registration info and its files. */
+        assert_true(self->v[id[P_IO_R]] > 0);
+        /* Exited between two queries: gone from the second; the other stays. */
+        stop_child(k1);
+        query(&cs, &b);
+        assert_null(inst_with_id(&b, (uint32_t) k1));
+        assert_non_null(inst_with_id(&b, (uint32_t) k2));
+        stop_child(k2);
+        sample_free(&a);
+        sample_free(&b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -796,6 +928,7 @@ int main(void)
                 cmocka_unit_test(test_netif),
                 cmocka_unit_test(test_logicaldisk),
                 cmocka_unit_test(test_physicaldisk),
+                cmocka_unit_test(test_process),
         };
 
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
