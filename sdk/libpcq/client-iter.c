@@ -13,6 +13,11 @@
 
 #include "client-internal.h"
 
+_Static_assert(PCQ_BLOCK_ERROR == PERF_ERROR_RETURN && PCQ_BLOCK_SINGLE_COUNTER == PERF_SINGLE_COUNTER &&
+               PCQ_BLOCK_MULTIPLE_COUNTERS == PERF_MULTIPLE_COUNTERS &&
+               PCQ_BLOCK_MULTIPLE_INSTANCES == PERF_MULTIPLE_INSTANCES &&
+               PCQ_BLOCK_COUNTERSET == PERF_COUNTERSET, "pcq.h block types are perflib.h's");
+
 /* ---- shared helpers ---- */
 
 void cl_guid_read(const uint8_t *p, GUID *ret)
