@@ -144,9 +144,12 @@ void cl_instances_number(struct cl_instance *v, size_t n);
 /*
  * Whether an instance matches a path's instance part: "*" every one,
  * "prefix*" by prefix, else the exact name (with the parent as
- * "parent/name") and the occurrence #index.
+ * "parent/name") and the occurrence #index; the parent may be "*" or
+ * "prefix*" too, and "name#*" matches every occurrence of name.
  */
 bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence);
+/* Whether p's instance or parent part holds a wildcard. */
+bool cl_path_has_wildcard(const struct pcq_path *p);
 
 /* A growing NULL-terminated string vector. */
 struct cl_strv {

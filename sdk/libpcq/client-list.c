@@ -70,28 +70,45 @@ uint32_t cl_instances(pcq_conn *c, const GUID *set, struct cl_instance **ret, si
         return ERROR_SUCCESS;
 }
 
+/* One part of an instance pattern: "x*" matches by prefix, else the exact text. */
+static bool part_matches(const char *pat, size_t plen, const char *s, size_t len)
+{
+        if (plen > 0 && pat[plen - 1] == '*')
+                return plen - 1 <= len && !strncasecmp(pat, s, plen - 1);
+        return plen == len && !strncasecmp(pat, s, len);
+}
+
+/*
+ * PDH's "(parent/instance#index)" with a wildcard allowed in each part:
+ * "*" or "prefix*" as the parent or the instance matches every
+ * occurrence, "#*" every occurrence of one name.  The parent is what the
+ * name holds before its first '/' (names without one have no parent).
+ */
 bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence)
 {
-        const char *pat = p->instance;
-        size_t plen, len;
-        char *full = NULL;
-        bool r;
+        const char *inst = name, *slash;
+        size_t plen;
 
-        if (!pat)
+        if (!p->instance)
                 return true;
         if (p->parent) {
-                if (asprintf(&full, "%s/%s", p->parent, p->instance) < 0)
+                slash = strchr(name, '/');
+                if (!slash || !part_matches(p->parent, strlen(p->parent), name,
+                                            (size_t) (slash - name)))
                         return false;
-                pat = full;
+                inst = slash + 1;
         }
-        plen = strlen(pat);
-        len = strlen(name);
-        if (plen > 0 && pat[plen - 1] == '*')
-                r = plen - 1 <= len && !strncasecmp(pat, name, plen - 1);
-        else
-                r = !strcasecmp(pat, name) && occurrence == p->index;
-        free(full);
-        return r;
+        plen = strlen(p->instance);
+        if (plen >= 2 && !strcmp(p->instance + plen - 2, "#*"))
+                return part_matches(p->instance, plen - 2, inst, strlen(inst));
+        if (plen > 0 && p->instance[plen - 1] == '*')
+                return part_matches(p->instance, plen, inst, strlen(inst));
+        return part_matches(p->instance, plen, inst, strlen(inst)) && occurrence == p->index;
+}
+
+bool cl_path_has_wildcard(const struct pcq_path *p)
+{
+        return (p->instance && strchr(p->instance, '*')) || (p->parent && strchr(p->parent, '*'));
 }
 
 /* ---- string vectors ---- */

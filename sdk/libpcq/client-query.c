@@ -77,6 +77,7 @@ struct pcq_counter {
         char *path;                     /* as added, owned */
         struct pcq_path p;              /* parsed, owned */
         char *object, *help;            /* owned */
+        GUID guid;                      /* the counterset's */
         uint32_t instance_type;
         bool multi, aggregate, history;
         struct member *members;         /* owned */
@@ -358,6 +359,7 @@ static uint32_t counter_new(pcq_query *q, const char *path, const struct cl_set 
         ctr->q = q;
         ctr->p = *p;
         *p = (struct pcq_path){ 0 };
+        ctr->guid = s->reg.guid;
         ctr->instance_type = s->reg.instance_type;
         ctr->multi = cl_set_has_instances(s);
         ctr->aggregate = cl_set_aggregate(s);
@@ -695,7 +697,7 @@ static uint32_t member_items(pcq_query *q, pcq_counter *ctr, size_t mi)
         }
         if (!e && ctr->aggregate && (only_total || cl_instance_matches(&ctr->p, CL_TOTAL, 0)))
                 e = item_add(ctr, mi, NONE, true, 0);
-        if (!e && ctr->n_items == before && ctr->p.instance && !strchr(ctr->p.instance, '*')) {
+        if (!e && ctr->n_items == before && ctr->p.instance && !cl_path_has_wildcard(&ctr->p)) {
                 set_error(q, "no instance '%s' of counterset '%s' is live", ctr->p.instance,
                           ctr->object);
                 e = item_add(ctr, mi, NONE, false,
@@ -771,6 +773,38 @@ static uint32_t entry_value(const pcq_counter *ctr, const struct entry *en, uint
                              &en->cur, flags, ret);
 }
 
+/* Whether ctr's path picks instances of its counterset (anything but _Total alone). */
+static bool names_instances(const pcq_counter *ctr)
+{
+        return ctr->p.instance && (ctr->p.parent || strcasecmp(ctr->p.instance, CL_TOTAL));
+}
+
+/*
+ * Whether an instance counts toward the _Total of a multiple-instance
+ * aggregate counter: MS-PCQ leaves the set of instances to the client, and
+ * ours is the instances the query's paths of that counterset name (each
+ * exact name or wildcard), or every instance when they name none but
+ * _Total.  The global types always aggregate every instance.
+ */
+static bool in_client_set(const pcq_counter *ctr, const struct entry *en)
+{
+        const pcq_query *q = ctr->q;
+        bool named = false;
+
+        if (ctr->instance_type != PERF_COUNTERSET_MULTI_AGGREGATE)
+                return true;
+        for (size_t i = 0; i < q->n_counters; i++) {
+                const pcq_counter *o = q->counters[i];
+
+                if (!cl_guid_eq(&o->guid, &ctr->guid) || !names_instances(o))
+                        continue;
+                if (cl_instance_matches(&o->p, en->name, en->occurrence))
+                        return true;
+                named = true;
+        }
+        return !named;
+}
+
 /* _Total of member mi over every instance (and, for history, the vanished ones). */
 static uint32_t total_value(const pcq_counter *ctr, size_t mi, uint32_t flags, double *ret)
 {
@@ -781,7 +815,7 @@ static uint32_t total_value(const pcq_counter *ctr, size_t mi, uint32_t flags, d
         if (!v)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
         for (size_t i = 0; i < ctr->n_entries; i++)
-                if (ctr->entries[i].member == mi &&
+                if (ctr->entries[i].member == mi && in_client_set(ctr, &ctr->entries[i]) &&
                     entry_value(ctr, &ctr->entries[i], flags, &v[n]) == PDH_CSTATUS_VALID_DATA)
                         n++;
         e = n ? pcq_aggregate(ctr->members[mi].reg.aggregate_func, v, n, ret) :
