@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +32,7 @@
 
 #define G(n) { 0x7c0e0000 + n, 0x1, 0x2, { 1, 3, 5, 7, 9, 11, 13, 15 } }
 static GUID prov = G(1), queue = G(2), pool = G(3), sys = G(4);
+static GUID agg_global = G(5), agg_multi = G(6), agg_history = G(7), tree = G(8);
 
 #define NO CTRPP_NO_ID
 static const struct ctrpp_counter_desc queue_ctrs[] = {
@@ -48,6 +53,22 @@ static const struct ctrpp_counter_desc sys_ctrs[] = {
         { 1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
           NO, NO, NO, NO, 0, 0, NULL, NULL, "Threads", "Threads running" },
 };
+/* The same four counters, one per AggregateFunc, in each aggregate set. */
+#define AGG(id, func, name) \
+        { id, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, func, \
+          NO, NO, NO, NO, 0, 0, NULL, NULL, name, name }
+static const struct ctrpp_counter_desc agg_ctrs[] = {
+        AGG(1, PERF_AGGREGATE_TOTAL, "Sum"), AGG(2, PERF_AGGREGATE_AVG, "Avg"),
+        AGG(3, PERF_AGGREGATE_MIN, "Min"), AGG(4, PERF_AGGREGATE_MAX, "Max"),
+};
+static const struct ctrpp_counter_desc tree_ctrs[] = {
+        { 1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          NO, NO, NO, NO, 0, 0, NULL, NULL, "Value", "A value" },
+        { 2, PERF_AVERAGE_BULK, 0, 8, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          3, NO, NO, NO, 0, 0, NULL, NULL, "Mean", "An average" },
+        { 3, PERF_AVERAGE_BASE, 0, 4, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          NO, NO, NO, NO, 0, 0, NULL, NULL, "Mean Base", "" },
+};
 static const struct ctrpp_counterset_desc csets[] = {
         { G(2), PERF_COUNTERSET_MULTI_INSTANCES, 0, 0, 4, queue_ctrs, NULL, NULL,
           "Worker Queue", "Per worker", "multiple" },
@@ -55,13 +76,25 @@ static const struct ctrpp_counterset_desc csets[] = {
           "Pool", "Pools, totalled", "globalAggregate" },
         { G(4), PERF_COUNTERSET_SINGLE_INSTANCE, 0, 0, 1, sys_ctrs, NULL, NULL,
           "System Stats", "The system", "single" },
+        { G(5), PERF_COUNTERSET_SINGLE_AGGREGATE, 0, 0, 4, agg_ctrs, NULL, NULL,
+          "Agg Global", "globalAggregate", "globalAggregate" },
+        { G(6), PERF_COUNTERSET_MULTI_AGGREGATE, 0, 0, 4, agg_ctrs, NULL, NULL,
+          "Agg Multi", "multipleAggregate", "multipleAggregate" },
+        { G(7), PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY, 0, 0, 4, agg_ctrs, NULL, NULL,
+          "Agg History", "globalAggregateHistory", "globalAggregateHistory" },
+        { G(8), PERF_COUNTERSET_MULTI_INSTANCES, 0, 0, 3, tree_ctrs, NULL, NULL,
+          "Tree", "Instances with parents", "multiple" },
+};
+#define N_SETS (sizeof(csets) / sizeof(csets[0]))
+static const GUID *const set_guids[N_SETS] = {
+        &queue, &pool, &sys, &agg_global, &agg_multi, &agg_history, &tree,
 };
 static const struct ctrpp_provider_desc desc = {
         .version = CTRPP_DESCRIPTION_VERSION, .size = sizeof(struct ctrpp_provider_desc),
-        .guid = G(1), .n_countersets = 3, .countersets = csets, .name = "PCQ Test",
+        .guid = G(1), .n_countersets = (uint32_t) N_SETS, .countersets = csets, .name = "PCQ Test",
 };
 
-static char sock[4096], registry[4096], plugins[4096];
+static char sock[4096], registry[4096], plugins[4096], tcp[64];
 static pid_t server;
 static struct tu_child child = { .cmd_fd = -1, .ack_fd = -1 };
 
@@ -81,24 +114,59 @@ static void add_set(HANDLE h, const GUID *g, const struct ctrpp_counterset_desc 
         free(t);
 }
 
+/* An instance with every counter of its set (all 4-byte here) set to v. */
+static PPERF_COUNTERSET_INSTANCE make(HANDLE h, const GUID *g, const wchar_t *name, ULONG id,
+                                      ULONG n_counters, ULONG v)
+{
+        PPERF_COUNTERSET_INSTANCE i = PerfCreateInstance(h, g, name, id);
+
+        if (!i)
+                _exit(3);
+        for (ULONG c = 1; c <= n_counters; c++)
+                PerfSetULongCounterValue(h, i, c, v);
+        return i;
+}
+
+/*
+ * Agg Global, Agg Multi, Agg History: a = 10, b = 20, c = 60 in each of
+ * their four counters (*ret_a, *ret_c: a and c of the three sets).  Tree:
+ * "p1/c1" = 1, "p1/c2" = 2, "p2/c1" = 3 (Value only).
+ */
+static void make_agg_and_tree(HANDLE h, PPERF_COUNTERSET_INSTANCE *ret_a,
+                              PPERF_COUNTERSET_INSTANCE *ret_c)
+{
+        const GUID *sets[3] = { &agg_global, &agg_multi, &agg_history };
+
+        for (int i = 0; i < 3; i++) {
+                ret_a[i] = make(h, sets[i], L"a", 1, 4, 10);
+                (void) make(h, sets[i], L"b", 2, 4, 20);
+                ret_c[i] = make(h, sets[i], L"c", 3, 4, 60);
+        }
+        (void) make(h, &tree, L"p1/c1", 1, 1, 1);
+        (void) make(h, &tree, L"p1/c2", 2, 1, 2);
+        (void) make(h, &tree, L"p2/c1", 3, 1, 3);
+}
+
 /*
  * Worker Queue: w1 (id 7), w1 (id 8), w2 (id 9); Pool: p1 = 10, p2 = 20;
- * System Stats: 12 threads.  Commands: 'i' adds 100 items and 3 ops of
- * 3000 bytes to w1#0, 'n' creates w3, 'd' deletes w2, 'p' deletes p2.
+ * System Stats: 12 threads; the aggregate sets and Tree as above.
+ * Commands: 'i' adds 100 items and 3 ops of 3000 bytes to w1#0, 'n'
+ * creates w3, 'd' deletes w2, 'p' deletes p2, 'a' deletes a and c of the
+ * three aggregate sets, 'l' creates Tree's "late" = 44.
  */
 static void provider_child(int cmd_fd, int ack_fd)
 {
-        PPERF_COUNTERSET_INSTANCE w1, w1b, w2, p1, p2, s, w3 = NULL;
+        PPERF_COUNTERSET_INSTANCE w1, w1b, w2, p1, p2, s, w3 = NULL, agg_a[3], agg_c[3];
         HANDLE h;
         char c;
 
         if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS)
                 _exit(2);
-        add_set(h, &queue, &csets[0]);
-        add_set(h, &pool, &csets[1]);
-        add_set(h, &sys, &csets[2]);
+        for (size_t i = 0; i < N_SETS; i++)
+                add_set(h, set_guids[i], &csets[i]);
         if (pl_set_provider_description(h, &desc) != 0)
                 _exit(2);
+        make_agg_and_tree(h, agg_a, agg_c);
         w1 = PerfCreateInstance(h, &queue, L"w1", 7);
         w1b = PerfCreateInstance(h, &queue, L"w1", 8);
         w2 = PerfCreateInstance(h, &queue, L"w2", 9);
@@ -127,24 +195,36 @@ static void provider_child(int cmd_fd, int ack_fd)
                         PerfDeleteInstance(h, w2);
                 } else if (c == 'p') {
                         PerfDeleteInstance(h, p2);
+                } else if (c == 'a') {
+                        for (int i = 0; i < 3; i++) {
+                                PerfDeleteInstance(h, agg_a[i]);
+                                PerfDeleteInstance(h, agg_c[i]);
+                        }
+                } else if (c == 'l') {
+                        (void) make(h, &tree, L"late", 9, 1, 44);
                 }
                 tu_ready(ack_fd);
         }
         _exit(0);
 }
 
-static pcq_conn *connect_local(void)
+static pcq_conn *connect_to(const char *host)
 {
         pcq_conn *c = NULL;
 
         /* The server is ready once its socket answers: bounded by 10 s. */
         for (int i = 0; i < 1000; i++) {
-                if (pcq_connect(NULL, 5000, &c) == ERROR_SUCCESS)
+                if (pcq_connect(host, 5000, &c) == ERROR_SUCCESS)
                         return c;
                 usleep(10000);
         }
-        fail_msg("perflibd did not answer on %s", sock);
+        fail_msg("perflibd did not answer on %s", host ? host : sock);
         return NULL;
+}
+
+static pcq_conn *connect_local(void)
+{
+        return connect_to(NULL);
 }
 
 /* Waits (5 s at most) until the provider's countersets are served. */
@@ -162,10 +242,32 @@ static void wait_for_provider(pcq_conn *c)
         fail_msg("the provider's countersets never showed up");
 }
 
+/*
+ * A TCP port on loopback that nothing listens on right now: the kernel
+ * picks it for a socket bound to port 0, which is closed again for
+ * perflibd to take.  0 on failure.
+ */
+static unsigned free_port(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        unsigned port = 0;
+
+        if (fd < 0)
+                return 0;
+        if (bind(fd, (struct sockaddr *) &a, sizeof(a)) == 0 &&
+            getsockname(fd, (struct sockaddr *) &a, &len) == 0)
+                port = ntohs(a.sin_port);
+        close(fd);
+        return port;
+}
+
 static int setup(void **state)
 {
         const char *run = tu_runtime_setup();
-        char *bin;
+        char listen[80], *bin;
+        unsigned port = free_port();
 
         (void) state;
         snprintf(sock, sizeof(sock), "%s/perflibd.sock", run);
@@ -174,13 +276,18 @@ static int setup(void **state)
         mkdir(registry, 0755);
         mkdir(plugins, 0755);
         unsetenv("PERFLIB_SOCKET");
+        if (!port)
+                return -1;
+        snprintf(tcp, sizeof(tcp), "127.0.0.1:%u", port);
+        snprintf(listen, sizeof(listen), "--listen-tcp=%s", tcp);
         if (tu_child_start(&child, provider_child) < 0)
                 return -1;
         if (asprintf(&bin, "%s/server-glue/perflibd", getenv("top_builddir")) < 0)
                 return -1;
         server = fork();
         if (server == 0) {
-                execl(bin, bin, "--registry-dir", registry, "--plugin-dir", plugins, (char *) NULL);
+                execl(bin, bin, "--registry-dir", registry, "--plugin-dir", plugins, listen,
+                      (char *) NULL);
                 _exit(127);
         }
         free(bin);
@@ -474,6 +581,380 @@ static void test_connect_refused(void **state)
         pcq_conn_free(NULL);
 }
 
+/* The valid value of the one item of ctr whose path is path. */
+static double value_at(pcq_counter *ctr, const char *path)
+{
+        const struct pcq_value *v;
+        size_t n;
+
+        assert_int_equal(pcq_counter_values(ctr, 0, &v, &n), ERROR_SUCCESS);
+        for (size_t i = 0; i < n; i++) {
+                if (strcmp(v[i].path, path))
+                        continue;
+                assert_int_equal(v[i].status, PDH_CSTATUS_VALID_DATA);
+                return v[i].value;
+        }
+        fail_msg("no item %s", path);
+        return 0;
+}
+
+static size_t n_items(pcq_counter *ctr)
+{
+        const struct pcq_value *v;
+        size_t n = 0;
+
+        assert_int_equal(pcq_counter_values(ctr, 0, &v, &n), ERROR_SUCCESS);
+        return n;
+}
+
+/*
+ * One sample of paths over c, as "path=status:value\n" lines (the item
+ * paths are the same over any transport when the paths name no host).
+ */
+static char *sample_text(pcq_conn *c, const char *const *paths, size_t n_paths)
+{
+        pcq_counter *ctr[8];
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        pcq_query *q;
+
+        assert_non_null(f);
+        assert_true(n_paths <= 8);
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        for (size_t i = 0; i < n_paths; i++)
+                assert_int_equal(pcq_query_add(q, paths[i], &ctr[i]), ERROR_SUCCESS);
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        for (size_t i = 0; i < n_paths; i++) {
+                const struct pcq_value *v;
+                size_t n;
+
+                assert_int_equal(pcq_counter_values(ctr[i], 0, &v, &n), ERROR_SUCCESS);
+                for (size_t j = 0; j < n; j++)
+                        fprintf(f, "%s=%x:%g\n", v[j].path, v[j].status, v[j].value);
+        }
+        pcq_query_free(q);
+        fclose(f);
+        return text;
+}
+
+/* The same counters over TCP (perflibd --listen-tcp) as over the Unix socket. */
+static void test_tcp_matches_unix(void **state)
+{
+        static const char *const paths[] = {
+                "\\Worker Queue(*)\\Queue Length", "\\System Stats\\Threads",
+                "\\Pool(*)\\Size", "\\Agg Global(*)\\*", "\\Tree(*/*)\\Value",
+        };
+        pcq_conn *u = connect_local(), *t, *t2;
+        char host[80], path[160], *a, *b, **v;
+        pcq_counter *ctr;
+        pcq_query *q;
+
+        (void) state;
+        wait_for_provider(u);
+        t = connect_to(tcp);
+        snprintf(host, sizeof(host), "\\\\%s", tcp);
+        t2 = connect_to(host);
+        assert_string_equal(pcq_conn_host(t), tcp);
+        assert_string_equal(pcq_conn_host(t2), tcp);
+
+        a = sample_text(u, paths, 5);
+        b = sample_text(t, paths, 5);
+        assert_non_null(strstr(a, "\\System Stats\\Threads=0:12\n"));
+        assert_non_null(strstr(a, "\\Agg Global(_Total)\\Max=0:60\n"));
+        assert_string_equal(a, b);
+        free(b);
+        b = sample_text(t2, paths, 5);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+
+        /* A path naming the TCP host, on the TCP connection; listings name it. */
+        snprintf(path, sizeof(path), "%s\\System Stats\\Threads", host);
+        assert_int_equal(pcq_query_new(t, &q), ERROR_SUCCESS);
+        assert_int_equal(pcq_query_add(q, path, &ctr), ERROR_SUCCESS);
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_true(value_at(ctr, path) == 12);
+        pcq_query_free(q);
+        assert_int_equal(pcq_list_paths(t, "System Stats", false, &v), ERROR_SUCCESS);
+        assert_int_equal(count(v), 1);
+        assert_string_equal(v[0], path);
+        pcq_strv_free(v);
+        /* ... and the Unix connection refuses it. */
+        assert_int_equal(pcq_query_new(u, &q), ERROR_SUCCESS);
+        assert_int_equal(pcq_query_add(q, path, &ctr), PDH_CSTATUS_NO_MACHINE);
+        pcq_query_free(q);
+        pcq_conn_free(t2);
+        pcq_conn_free(t);
+        pcq_conn_free(u);
+}
+
+/* Adds path to q and returns its counter. */
+static pcq_counter *add(pcq_query *q, const char *path)
+{
+        pcq_counter *ctr = NULL;
+
+        assert_int_equal(pcq_query_add(q, path, &ctr), ERROR_SUCCESS);
+        return ctr;
+}
+
+/* Checks the four _Total values (Sum, Avg, Min, Max) of "\set(_Total)\*". */
+static void check_totals(pcq_counter *all, const char *set, double sum, double avg, double min,
+                         double max)
+{
+        static const char *const names[] = { "Sum", "Avg", "Min", "Max" };
+        const double want[] = { sum, avg, min, max };
+        char path[100];
+
+        for (int i = 0; i < 4; i++) {
+                snprintf(path, sizeof(path), "\\%s(_Total)\\%s", set, names[i]);
+                if (value_at(all, path) != want[i])
+                        fail_msg("%s: %g, expected %g", path, value_at(all, path), want[i]);
+        }
+}
+
+/*
+ * multipleAggregate: _Total is over the instances the query's paths of the
+ * counterset name (b and c here), every instance when they name none; the
+ * global types ignore what the query names.
+ */
+static void test_multi_aggregate_client_set(void **state)
+{
+        pcq_conn *c = connect_local();
+        pcq_counter *named, *all, *glob, *pre, *pre_total;
+        pcq_query *q, *q2;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        add(q, "\\Agg Multi(b)\\Sum");
+        add(q, "\\Agg Multi(c)\\Max");
+        named = add(q, "\\Agg Multi(_Total)\\*");
+        add(q, "\\Agg Global(b)\\Sum");
+        glob = add(q, "\\Agg Global(_Total)\\*");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(n_items(named), 4);
+        check_totals(named, "Agg Multi", 80, 40, 20, 60);
+        check_totals(glob, "Agg Global", 90, 30, 10, 60);
+        pcq_query_free(q);
+
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        all = add(q, "\\Agg Multi(_Total)\\*");
+        assert_int_equal(pcq_query_new(c, &q2), ERROR_SUCCESS);
+        pre = add(q2, "\\Agg Multi(b*)\\Sum");
+        pre_total = add(q2, "\\Agg Multi(_Total)\\Sum");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(pcq_query_collect(q2), ERROR_SUCCESS);
+        check_totals(all, "Agg Multi", 90, 30, 10, 60);
+        assert_int_equal(n_items(pre), 1);                     /* b only, no _Total */
+        assert_true(value_at(pre, "\\Agg Multi(b)\\Sum") == 20);
+        assert_true(value_at(pre_total, "\\Agg Multi(_Total)\\Sum") == 20);
+        pcq_query_free(q2);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/*
+ * Every AggregateFunc of the three aggregate types, then a and c deleted:
+ * globalAggregateHistory's _Total keeps their last values, the others drop
+ * them.
+ */
+static void test_aggregate_history(void **state)
+{
+        pcq_conn *c = connect_local();
+        pcq_counter *glob, *multi, *hist, *hist_sum;
+        pcq_query *q;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        glob = add(q, "\\Agg Global(_Total)\\*");
+        multi = add(q, "\\Agg Multi(_Total)\\*");
+        hist = add(q, "\\Agg History(_Total)\\*");
+        hist_sum = add(q, "\\Agg History(*)\\Sum");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        check_totals(glob, "Agg Global", 90, 30, 10, 60);
+        check_totals(multi, "Agg Multi", 90, 30, 10, 60);
+        check_totals(hist, "Agg History", 90, 30, 10, 60);
+        assert_int_equal(n_items(hist_sum), 4);
+
+        assert_int_equal(tu_command(&child, 'a'), 0);
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        check_totals(glob, "Agg Global", 20, 20, 20, 20);
+        check_totals(multi, "Agg Multi", 20, 20, 20, 20);
+        check_totals(hist, "Agg History", 90, 30, 10, 60);
+        /* The vanished instances are no items any more, only part of _Total. */
+        assert_int_equal(n_items(hist_sum), 2);
+        assert_true(value_at(hist_sum, "\\Agg History(b)\\Sum") == 20);
+        assert_true(value_at(hist_sum, "\\Agg History(_Total)\\Sum") == 90);
+        /* Still so one collect later. */
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        check_totals(hist, "Agg History", 90, 30, 10, 60);
+        check_totals(glob, "Agg Global", 20, 20, 20, 20);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/* "\*": every listed counter of the set (bases left out), per instance. */
+static void test_every_counter(void **state)
+{
+        pcq_conn *c = connect_local();
+        pcq_counter *one, *all, *single;
+        const struct pcq_value *v;
+        struct pcq_counter_desc d;
+        pcq_query *q;
+        size_t n;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        one = add(q, "\\Tree(p1/c1)\\*");
+        all = add(q, "\\Tree(*)\\*");
+        single = add(q, "\\System Stats\\*");
+        pcq_counter_describe(one, &d);
+        assert_string_equal(d.counter, "*");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(pcq_counter_values(one, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[0].path, "\\Tree(p1/c1)\\Value");
+        assert_true(v[0].status == 0 && v[0].value == 1);
+        assert_string_equal(v[1].path, "\\Tree(p1/c1)\\Mean");
+        assert_int_equal(v[1].status, PDH_CSTATUS_INVALID_DATA);       /* first sample */
+        assert_int_equal(n_items(all), 6);
+        assert_true(value_at(all, "\\Tree(p2/c1)\\Value") == 3);
+        assert_int_equal(n_items(single), 1);
+        assert_true(value_at(single, "\\System Stats\\Threads") == 12);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/* Parent/instance paths with wildcards in either part, and #* for every occurrence. */
+static void test_parent_paths(void **state)
+{
+        pcq_conn *c = connect_local();
+        pcq_counter *c1, *exact, *missing, *none;
+        const struct pcq_value *v;
+        pcq_query *q;
+        char **p;
+        size_t n;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_int_equal(pcq_expand_path(c, "\\Tree(p1/*)\\Value", &p), ERROR_SUCCESS);
+        assert_int_equal(count(p), 2);
+        assert_string_equal(p[0], "\\Tree(p1/c1)\\Value");
+        assert_string_equal(p[1], "\\Tree(p1/c2)\\Value");
+        pcq_strv_free(p);
+        assert_int_equal(pcq_expand_path(c, "\\Tree(*/c1)\\Value", &p), ERROR_SUCCESS);
+        assert_int_equal(count(p), 2);
+        assert_string_equal(p[0], "\\Tree(p1/c1)\\Value");
+        assert_string_equal(p[1], "\\Tree(p2/c1)\\Value");
+        pcq_strv_free(p);
+        assert_int_equal(pcq_expand_path(c, "\\Tree(*/*)\\Value", &p), ERROR_SUCCESS);
+        assert_int_equal(count(p), 3);
+        pcq_strv_free(p);
+        assert_int_equal(pcq_expand_path(c, "\\Tree(P2/C1)\\Value", &p), ERROR_SUCCESS);
+        assert_int_equal(count(p), 1);
+        assert_string_equal(p[0], "\\Tree(p2/c1)\\Value");
+        pcq_strv_free(p);
+        assert_int_equal(pcq_expand_path(c, "\\Worker Queue(w1#*)\\Queue Length", &p),
+                         ERROR_SUCCESS);
+        assert_int_equal(count(p), 2);
+        assert_string_equal(p[1], "\\Worker Queue(w1#1)\\Queue Length");
+        pcq_strv_free(p);
+
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        c1 = add(q, "\\Tree(*/c1)\\Value");
+        exact = add(q, "\\Tree(p1/c2)\\Value");
+        missing = add(q, "\\Tree(p9/c9)\\Value");
+        none = add(q, "\\Tree(*/c9)\\Value");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(n_items(c1), 2);
+        assert_true(value_at(c1, "\\Tree(p1/c1)\\Value") == 1);
+        assert_true(value_at(c1, "\\Tree(p2/c1)\\Value") == 3);
+        assert_int_equal(pcq_counter_values(exact, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_string_equal(v[0].instance, "p1/c2");
+        assert_true(v[0].status == 0 && v[0].value == 2);
+        assert_int_equal(pcq_counter_values(missing, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(v[0].status, PDH_CSTATUS_NO_INSTANCE);
+        assert_string_equal(v[0].path, "\\Tree(p9/c9)\\Value");
+        /* A wildcard that matches nothing is no item, not a missing one. */
+        assert_int_equal(n_items(none), 0);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/*
+ * A named instance that does not exist yet: pcq_expand_path lists only
+ * what matches (nothing, as PdhExpandWildCardPath), a query reads it as
+ * PDH_CSTATUS_NO_INSTANCE and gets its value once it appears.
+ */
+static void test_late_instance(void **state)
+{
+        pcq_conn *c = connect_local();
+        const struct pcq_value *v;
+        pcq_counter *late;
+        pcq_query *q;
+        char **p;
+        size_t n;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_int_equal(pcq_expand_path(c, "\\Tree(late)\\Value", &p), ERROR_SUCCESS);
+        assert_int_equal(count(p), 0);
+        pcq_strv_free(p);
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        late = add(q, "\\Tree(late)\\Value");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(pcq_counter_values(late, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(v[0].status, PDH_CSTATUS_NO_INSTANCE);
+
+        assert_int_equal(tu_command(&child, 'l'), 0);
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(pcq_counter_values(late, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_string_equal(v[0].path, "\\Tree(late)\\Value");
+        assert_true(v[0].status == 0 && v[0].value == 44);
+        assert_int_equal(pcq_expand_path(c, "\\Tree(late)\\Value", &p), ERROR_SUCCESS);
+        assert_int_equal(count(p), 1);
+        pcq_strv_free(p);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/*
+ * A user who is neither root, nor perflibd's user, nor in its --group
+ * (none here) is refused at pcq_connect.  Needs root to become nobody.
+ */
+static void test_access_denied(void **state)
+{
+        pid_t pid;
+        int status;
+
+        (void) state;
+        if (geteuid() != 0)
+                skip();
+        pcq_conn_free(connect_local());
+        assert_int_equal(chmod(getenv("PERFLIB_RUNTIME_DIR"), 0755), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                pcq_conn *c = (pcq_conn *) 1;
+
+                if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(2);
+                if (pcq_connect(NULL, 5000, &c) != ERROR_ACCESS_DENIED)
+                        _exit(3);
+                _exit(c == (pcq_conn *) 1 ? 0 : 4);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -483,6 +964,13 @@ int main(void)
                 cmocka_unit_test(test_query_values),
                 cmocka_unit_test(test_total_and_churn),
                 cmocka_unit_test(test_connect_refused),
+                cmocka_unit_test(test_tcp_matches_unix),
+                cmocka_unit_test(test_multi_aggregate_client_set),
+                cmocka_unit_test(test_aggregate_history),
+                cmocka_unit_test(test_every_counter),
+                cmocka_unit_test(test_parent_paths),
+                cmocka_unit_test(test_late_instance),
+                cmocka_unit_test(test_access_denied),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
