@@ -5,8 +5,11 @@
  * through the public pcq.h API only: enumeration and names, browsing,
  * wildcard expansion, errors that name the part of a path that failed,
  * PDH's #n numbering of duplicate instance names, the first-sample rule of
- * rate counters, _Total of an aggregate counterset, instances appearing
- * and vanishing between collects, and a refused connection.
+ * rate counters, _Total of the three aggregate types with each
+ * AggregateFunc (and history), instances appearing and vanishing between
+ * collects, "\*" and parent/instance paths, the same values over TCP
+ * (perflibd --listen-tcp) as over the Unix socket, the szMachine a
+ * provider is told, and refused connections (--group).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -23,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <cmocka.h>
 
 #include "pcq.h"
@@ -32,7 +36,7 @@
 
 #define G(n) { 0x7c0e0000 + n, 0x1, 0x2, { 1, 3, 5, 7, 9, 11, 13, 15 } }
 static GUID prov = G(1), queue = G(2), pool = G(3), sys = G(4);
-static GUID agg_global = G(5), agg_multi = G(6), agg_history = G(7), tree = G(8);
+static GUID custom = G(9), agg_global = G(5), agg_multi = G(6), agg_history = G(7), tree = G(8);
 
 #define NO CTRPP_NO_ID
 static const struct ctrpp_counter_desc queue_ctrs[] = {
@@ -982,6 +986,87 @@ static void test_access_denied(void **state)
         assert_int_equal(connect_as_nobody(1, &in_group), ERROR_SUCCESS);
 }
 
+/* A provider with a ControlCallback that writes the szMachine of each EnumerateInstances. */
+static char machines[4200];
+
+static ULONG WINAPI record_machine(ULONG code, PVOID buffer, ULONG size)
+{
+        FILE *f;
+
+        if (code != PERF_ENUMERATE_INSTANCES || !(f = fopen(machines, "w")))
+                return ERROR_SUCCESS;
+        if (buffer && size >= sizeof(wchar_t))
+                fprintf(f, "%ls", (const wchar_t *) buffer);
+        fclose(f);
+        return ERROR_SUCCESS;
+}
+
+static void custom_child(int cmd_fd, int ack_fd)
+{
+        PERF_PROVIDER_CONTEXT ctx = { .ContextSize = sizeof(ctx), .ControlCallback = record_machine };
+        static const GUID cprov = G(10);
+        ULONG size, sizes[1] = { 4 };
+        PPERF_COUNTERSET_INFO t = tu_template(&cprov, &custom, PERF_COUNTERSET_MULTI_INSTANCES,
+                                              1, sizes, &size);
+        HANDLE h;
+
+        if (PerfStartProviderEx((LPGUID) &cprov, &ctx, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS ||
+            !PerfCreateInstance(h, &custom, L"x", 1))
+                _exit(2);
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd))
+                tu_ready(ack_fd);
+        _exit(0);
+}
+
+/* The szMachine the provider saw for one EnumerateInstances over c (static). */
+static const char *machine_seen(pcq_conn *c)
+{
+        static char buf[256];
+        struct pcq_buf b = { 0 };
+        size_t n;
+        FILE *f;
+
+        unlink(machines);
+        assert_int_equal(pcq_enum_instances(c, &custom, &b), ERROR_SUCCESS);
+        pcq_buf_done(&b);
+        f = fopen(machines, "r");
+        assert_non_null(f);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        return buf;
+}
+
+/* Over TCP the server is told the host's name without the port, locally none. */
+static void test_machine_name(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pcq_buf b = { 0 };
+        pcq_conn *u = connect_local(), *t = connect_to(tcp);
+        char path[4200];
+        pcq_conn *x;
+        int i;
+
+        (void) state;
+        snprintf(machines, sizeof(machines), "%s/machines", getenv("PERFLIB_RUNTIME_DIR"));
+        assert_int_equal(tu_child_start(&p, custom_child), 0);
+        for (i = 0; i < 500 && pcq_enum_instances(u, &custom, &b) != ERROR_SUCCESS; i++)
+                usleep(10000);
+        pcq_buf_done(&b);
+        assert_true(i < 500);
+        assert_string_equal(machine_seen(u), "");
+        assert_string_equal(machine_seen(t), "127.0.0.1");
+        snprintf(path, sizeof(path), "unix:%s", sock);
+        assert_int_equal(pcq_connect(path, 5000, &x), ERROR_SUCCESS);
+        assert_string_equal(machine_seen(x), "");
+        pcq_conn_free(x);
+        pcq_conn_free(t);
+        pcq_conn_free(u);
+        tu_child_stop(&p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -998,6 +1083,7 @@ int main(void)
                 cmocka_unit_test(test_parent_paths),
                 cmocka_unit_test(test_late_instance),
                 cmocka_unit_test(test_access_denied),
+                cmocka_unit_test(test_machine_name),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

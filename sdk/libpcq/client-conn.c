@@ -108,7 +108,12 @@ static uint32_t from_errno(int r)
         }
 }
 
-static uint32_t open_client(const char *host, int timeout_ms, struct pv2_client **ret)
+/*
+ * Connects c->client to host.  Over TCP, c->machine becomes the host name
+ * alone (no port, no brackets): it is the szMachine of every call, which
+ * perflibd hands to providers as the name of the machine asked.
+ */
+static uint32_t open_client(pcq_conn *c, const char *host, int timeout_ms)
 {
         char *path = NULL, *h = NULL, *port = NULL;
         uint32_t e;
@@ -118,17 +123,21 @@ static uint32_t open_client(const char *host, int timeout_ms, struct pv2_client 
                 path = is_local(host) ? local_socket() : strdup(host + 5);
                 if (!path)
                         return PDH_MEMORY_ALLOCATION_FAILURE;
-                r = pv2_client_connect_unix(path, timeout_ms, ret);
+                r = pv2_client_connect_unix(path, timeout_ms, &c->client);
                 free(path);
                 return r < 0 ? from_errno(r) : ERROR_SUCCESS;
         }
         e = split_host(host, &h, &port);
         if (e)
                 return e;
-        r = pv2_client_connect_tcp(h, port, timeout_ms, ret);
-        free(h);
+        r = pv2_client_connect_tcp(h, port, timeout_ms, &c->client);
         free(port);
-        return r < 0 ? from_errno(r) : ERROR_SUCCESS;
+        if (r < 0) {
+                free(h);
+                return from_errno(r);
+        }
+        c->machine = h;
+        return ERROR_SUCCESS;
 }
 
 /* One cheap call, so that a server that refuses this user says so now. */
@@ -158,11 +167,11 @@ PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret)
         if (!c)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
         c->host = strdup(is_local(host) ? "" : host);
-        if (!c->host || (!is_local(host) && !(c->machine = strdup(host)))) {
+        if (!c->host) {
                 e = PDH_MEMORY_ALLOCATION_FAILURE;
                 goto fail;
         }
-        e = open_client(host, timeout_ms, &c->client);
+        e = open_client(c, host, timeout_ms);
         if (e)
                 goto fail;
         e = probe(c);

@@ -90,7 +90,7 @@ struct cl_catalog {
 struct pcq_conn {
         struct pv2_client *client;      /* owned */
         char *host;                     /* owned; "" for local */
-        char *machine;                  /* owned; szMachine sent, NULL for local */
+        char *machine;                  /* owned; szMachine sent: TCP's host name, else NULL */
         uint32_t size_hint[8];          /* last lpData size per opnum */
         struct cl_catalog catalog;
 };
