@@ -64,6 +64,16 @@ exported=$(nm -D --defined-only "$tmp/plugin/sample-plugin.so" | awk '$2 ~ /^[TD
 [ "$(echo $exported)" = "SamplePlugin_Description perflib_plugin_entry_v1" ] ||
         fail "sample-plugin.so exports: $exported"
 
+# The consumer, once libpcq is installed (pcq.pc); test_consumer skips otherwise.
+consumer="$tmp/consumer/pcq-consumer"
+if pkgconfig --exists pcq; then
+        cp -R "$top_srcdir/samples/consumer" "$tmp/" && chmod -R u+w "$tmp/consumer"
+        (cd "$tmp/consumer" &&
+                $cc $cflags $(pkgconfig --cflags pcq) -o pcq-consumer pcq-consumer.c \
+                        $(pkgconfig --libs pcq)) ||
+                fail "building samples/consumer"
+fi
+
 # The README's tutorial, as written there: its manifest and plugin build.
 mkdir "$tmp/tutorial"
 awk '/^## Tutorial/ { on = 1 } on && /^```xml$/ { f = "queue.man"; next }
@@ -79,6 +89,7 @@ nm -D --defined-only "$tmp/tutorial/myqueues.so" | grep -q ' T perflib_plugin_en
 SAMPLES_USERMODE="$tmp/usermode/usermode-provider" \
 SAMPLES_KERNELMODE="$tmp/kernelmode/kernelmode-provider" \
 SAMPLES_PLUGIN="$tmp/plugin/sample-plugin.so" \
+SAMPLES_CONSUMER="$consumer" \
 PERFLIBD="$perflibd" \
 SAMPLES_LD_LIBRARY_PATH="$libdir" \
         ./test-samples || fail "the samples built out of tree"
