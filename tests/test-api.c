@@ -9,10 +9,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 #include <cmocka.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -77,6 +83,54 @@ static void start_publishes_stop_withdraws(void **state)
         assert_int_equal(tu_count_providers(NULL), 1);
         assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
         assert_int_equal(tu_count_providers(NULL), 0);
+}
+
+/*
+ * A provider's socket must accept connections from the moment its name
+ * appears: a reader scanning the runtime directory between bind() and
+ * listen() got ECONNREFUSED and removed the socket as a dead provider's.
+ * So the name may only appear by a rename of a socket already listening:
+ * never created in place (IN_CREATE), and connectable once there.
+ */
+static void socket_listens_when_named(void **state)
+{
+        const char *dir = getenv("PERFLIB_RUNTIME_DIR");
+        char buf[4096] __attribute__((aligned(8)));
+        int ifd, seen = 0;
+
+        (void) state;
+        assert_non_null(dir);
+        ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        assert_true(ifd >= 0);
+        assert_true(inotify_add_watch(ifd, dir, IN_CREATE | IN_MOVED_TO) >= 0);
+        HANDLE h = start();
+        for (;;) {
+                ssize_t n = read(ifd, buf, sizeof(buf));
+
+                if (n <= 0)
+                        break;
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *e = (const void *) p;
+                        size_t len = e->len ? strlen(e->name) : 0;
+
+                        p += sizeof(*e) + e->len;
+                        if (len < 5 || strncmp(e->name, "provider-", 9) != 0 ||
+                            strcmp(e->name + len - 5, ".sock") != 0)
+                                continue;
+                        assert_true(e->mask & IN_MOVED_TO);
+                        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+                        assert_true(snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir,
+                                             e->name) < (int) sizeof(sa.sun_path));
+                        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+                        close(fd);
+                        seen++;
+                }
+        }
+        assert_int_equal(seen, 1);
+        assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+        close(ifd);
 }
 
 static void counterset_validation(void **state)
@@ -418,6 +472,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 TU_TEST(start_stop_arguments),
                 TU_TEST(start_publishes_stop_withdraws),
+                TU_TEST(socket_listens_when_named),
                 TU_TEST(counterset_validation),
                 TU_TEST(instance_errors),
                 TU_TEST(instance_block_layout),

@@ -41,25 +41,43 @@ static int sock_connectable(const char *path)
 }
 
 /*
- * Binds path; a stale socket left by a dead process (the name embeds a pid,
- * which may be reused) is replaced, a live one is not.
+ * Binds path so that it appears only once it accepts connections: bound
+ * and made listening under a name readers ignore, then renamed into place.
+ * A reader that found the socket between bind() and listen() would get
+ * ECONNREFUSED and take it for a dead provider's.  A stale socket left by
+ * a dead process (the name embeds a pid, which may be reused) is replaced,
+ * a live one is not.
  */
 static int bind_socket(int fd, const char *path)
 {
+        char *tmp = NULL;
+        const char *base = strrchr(path, '/');
         struct sockaddr_un sa;
         int dfd, r;
 
-        r = pl_sockaddr(path, &sa, &dfd);
+        base = base ? base + 1 : path;
+        if (asprintf(&tmp, "%.*s.%s.tmp", (int) (base - path), path, base) < 0)
+                return -ENOMEM;
+        if (sock_connectable(path) == 0) {
+                r = -EADDRINUSE;
+                goto out;
+        }
+        (void) unlink(tmp);
+        r = pl_sockaddr(tmp, &sa, &dfd);
         if (r < 0)
-                return r;
+                goto out;
         r = bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : 0;
-        if (r == -EADDRINUSE && sock_connectable(path) == -ECONNREFUSED && unlink(path) == 0)
-                r = bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : 0;
-        /* Group members of the runtime directory may read counters; others not. */
-        if (r == 0 && chmod(path, 0660) < 0)
-                r = -errno;
         if (dfd >= 0)
                 close(dfd);
+        if (r < 0)
+                goto out;
+        /* Group members of the runtime directory may read counters; others not. */
+        if (chmod(tmp, 0660) < 0 || listen(fd, 64) < 0 || rename(tmp, path) < 0) {
+                r = -errno;
+                (void) unlink(tmp);
+        }
+out:
+        free(tmp);
         return r;
 }
 
@@ -227,11 +245,6 @@ int pl_service_start(struct pl_provider *p, const char *dir)
         r = bind_socket(p->listen_fd, p->sock_path);
         if (r < 0)
                 return r;
-        if (listen(p->listen_fd, 64) < 0) {
-                r = -errno;
-                unlink(p->sock_path);
-                return r;
-        }
         /* Signals are the application's business: keep them off our thread. */
         sigset_t all, old;
         sigfillset(&all);
