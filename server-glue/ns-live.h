@@ -54,4 +54,10 @@ void ns_wait_idle(struct ns *ns);
 /* Live providers (segments) and countersets, for sd_notify's status line. */
 size_t ns_providers(const struct ns *ns);
 
+/*
+ * Instance names replaced in the name cache but kept for a snapshot that
+ * may still point at them (tests check that they stay bounded).
+ */
+size_t ns_parked_names(struct ns *ns);
+
 #endif /* PERFLIBD_NS_LIVE_H */
