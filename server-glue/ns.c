@@ -648,6 +648,8 @@ void ns_free(struct ns *ns)
 {
         if (!ns)
                 return;
+        /* What this thread kept of its snapshots goes with the namespace. */
+        ns_thread_trim();
         entries_free(ns);
         for (size_t i = 0; i < ns->n_provs; i++)
                 prov_free(ns->provs[i]);
@@ -954,7 +956,15 @@ struct snap {
         uint64_t *mapped;               /* values of copies laid out differently */
         struct snap_part *parts;
         size_t n_parts;
+        size_t inst_cap, mapped_cap, parts_cap;
 };
+
+/*
+ * The arrays of this thread's last snapshot, kept for its next one: perflibd
+ * serves each client from a thread of its own, which asks for about the
+ * same snapshot again and again.  ns_thread_trim frees them.
+ */
+static __thread struct snap *spare;
 
 static void part_done(struct snap_part *pt)
 {
@@ -971,6 +981,16 @@ static void part_done(struct snap_part *pt)
         pl_snapshot_free(pt->s);
 }
 
+static void snap_free(struct snap *sn)
+{
+        if (!sn)
+                return;
+        free(sn->parts);
+        free(sn->inst);
+        free(sn->mapped);
+        free(sn);
+}
+
 void ns_snapshot_free(struct ns_snapshot *s)
 {
         struct snap *sn = (struct snap *) s;
@@ -979,10 +999,38 @@ void ns_snapshot_free(struct ns_snapshot *s)
                 return;
         for (size_t i = 0; i < sn->n_parts; i++)
                 part_done(&sn->parts[i]);
-        free(sn->parts);
-        free(sn->inst);
-        free(sn->mapped);
-        free(sn);
+        sn->n_parts = 0;
+        if (spare) {
+                snap_free(sn);
+                return;
+        }
+        spare = sn;
+}
+
+void ns_thread_trim(void)
+{
+        snap_free(spare);
+        spare = NULL;
+}
+
+/* p[0..*cap) grown to n elements of size (contents not kept); 0 or -ENOMEM. */
+static int array_reserve(void **p, size_t *cap, size_t n, size_t size)
+{
+        void *v;
+
+        if (n == 0)
+                n = 1;
+        if (n <= *cap)
+                return 0;
+        if (n > SIZE_MAX / size)
+                return -ENOMEM;
+        v = malloc(n * size);
+        if (!v)
+                return -ENOMEM;
+        free(*p);
+        *p = v;
+        *cap = n;
+        return 0;
 }
 
 /* Names every instance of pt->s; the snapshot is a reader of the names until freed. */
@@ -1084,19 +1132,20 @@ int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
         if (!ns || !cs || !ret || (flags & ~NS_SNAPSHOT_COLLECT))
                 return -EINVAL;
         e = entry_of(cs);
-        sn = calloc(1, sizeof(*sn));
+        sn = spare ? spare : calloc(1, sizeof(*sn));
+        spare = NULL;
         if (!sn)
                 return -ENOMEM;
-        sn->pub.n_counters = cs->n_counters;
-        sn->parts = calloc(e->n_src ? e->n_src : 1, sizeof(*sn->parts));
-        if (!sn->parts)
+        sn->pub = (struct ns_snapshot){ .n_counters = cs->n_counters };
+        if (array_reserve((void **) &sn->parts, &sn->parts_cap, e->n_src, sizeof(*sn->parts)) < 0)
                 goto oom;
+        memset(sn->parts, 0, sn->parts_cap * sizeof(*sn->parts));
         if (snap_parts(ns, sn, e, flags, &n_inst, &n_mapped) < 0 || n_inst > UINT32_MAX)
                 goto oom;
         /* Every entry is written by snap_fill: no need to zero them first. */
-        sn->inst = malloc((n_inst ? n_inst : 1) * sizeof(*sn->inst));
-        sn->mapped = malloc((n_mapped ? n_mapped : 1) * sizeof(*sn->mapped));
-        if (!sn->inst || !sn->mapped)
+        if (array_reserve((void **) &sn->inst, &sn->inst_cap, n_inst, sizeof(*sn->inst)) < 0 ||
+            array_reserve((void **) &sn->mapped, &sn->mapped_cap, n_mapped,
+                          sizeof(*sn->mapped)) < 0)
                 goto oom;
         snap_fill(sn, e);
         sn->pub.instances = sn->inst;
