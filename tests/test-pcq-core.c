@@ -108,7 +108,7 @@ struct fx {
         struct pcq_session s;
         void *q;
 };
-static struct pcq_session *current;     /* the fixture's, for out_done */
+static struct pcq_session *current;     /* the fixture's, for out_done; NULL outside one */
 
 static int setup(void **state)
 {
@@ -140,6 +140,7 @@ static int teardown(void **state)
         if (fx->q)
                 assert_int_equal(H->close_query(&fx->s, fx->q), ERROR_SUCCESS);
         pcq_session_trim(&fx->s);
+        current = NULL;
         fake_ns_free(fx->ns);
         free(fx);
         return 0;
