@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -24,6 +25,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -87,6 +90,7 @@ static void conn_free(struct conn *c)
         ns_lock(c->d->ns);
         pv2_server_conn_free(c->rpc);
         ns_unlock(c->d->ns);
+        pcq_session_trim(&c->session);
         if (c->fd >= 0)
                 close(c->fd);
         free(c);
@@ -122,17 +126,27 @@ static bool peer_allowed(const struct daemon *d, int fd, bool tcp)
         return d->have_group && in_group(fd, cred.gid, d->group);
 }
 
-static int send_all(int fd, const uint8_t *data, size_t len)
+/* Sends every slice, as many at a time as one sendmsg takes. */
+static int send_all(int fd, struct iovec *iov, size_t n_iov)
 {
-        while (len > 0) {
-                ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+        while (n_iov > 0) {
+                struct msghdr m = { .msg_iov = iov, .msg_iovlen = n_iov < IOV_MAX ? n_iov : IOV_MAX };
+                ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return -errno;
-                data += n;
-                len -= (size_t) n;
+                /* Past the slices sent whole, into the one sent in part. */
+                while (n_iov > 0 && (size_t) n >= iov->iov_len) {
+                        n -= (ssize_t) iov->iov_len;
+                        iov++;
+                        n_iov--;
+                }
+                if (n_iov > 0) {
+                        iov->iov_base = (uint8_t *) iov->iov_base + n;
+                        iov->iov_len -= (size_t) n;
+                }
         }
         return 0;
 }
@@ -144,8 +158,8 @@ static int send_all(int fd, const uint8_t *data, size_t len)
  */
 static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
 {
-        uint8_t *out = NULL;
-        size_t out_len = 0;
+        struct iovec *iov = NULL;
+        size_t n_iov = 0;
         int r, k;
 
         ns_lock(c->d->ns);
@@ -153,26 +167,48 @@ static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
         k = ns_refresh(c->d->ns);
         if (k < 0)
                 log_warning("refreshing the namespace: %s", strerror(-k));
-        r = pv2_server_conn_feed(c->rpc, bytes, n, &out, &out_len);
+        r = pv2_server_conn_feed_iov(c->rpc, bytes, n, &iov, &n_iov);
         ns_unlock(c->d->ns);
-        /* A client that does not read its replies blocks only this thread. */
-        k = out_len > 0 ? send_all(c->fd, out, out_len) : 0;
-        free(out);
+        /*
+         * A client that does not read its replies blocks only this thread.
+         * The slices point into the connection (lpData included), which
+         * only this thread uses: no copy, and no lock, to send them.
+         */
+        k = send_all(c->fd, iov, n_iov);
         if (r < 0)
                 log_debug("closing a connection: %s", strerror(-r));
         return r < 0 ? r : k;
+}
+
+/*
+ * A client quiet for this long gives back what its connection keeps from
+ * call to call (the reply buffer, which is as big as its largest reply, and
+ * the snapshot memory), so that many idle clients hold little.
+ */
+#define IDLE_TRIM_SEC   2
+
+static void conn_trim(struct conn *c)
+{
+        pcq_session_trim(&c->session);
+        ns_thread_trim();
 }
 
 static void *conn_thread(void *userdata)
 {
         struct conn *c = userdata;
         uint8_t *buf = malloc(READ_CHUNK);
+        struct timeval idle = { .tv_sec = IDLE_TRIM_SEC };
 
+        (void) setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
         while (buf) {
                 ssize_t n = recv(c->fd, buf, READ_CHUNK, 0);
 
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                        conn_trim(c);
+                        continue;
+                }
                 if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
                         break;
         }
@@ -185,6 +221,7 @@ static void *conn_thread(void *userdata)
         pv2_server_conn_free(c->rpc);
         ns_unlock(c->d->ns);
         c->rpc = NULL;
+        conn_trim(c);
         conn_unlink(c);
         close(c->fd);
         free(c);

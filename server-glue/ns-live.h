@@ -54,4 +54,17 @@ void ns_wait_idle(struct ns *ns);
 /* Live providers (segments) and countersets, for sd_notify's status line. */
 size_t ns_providers(const struct ns *ns);
 
+/*
+ * Frees the memory the calling thread keeps from its last snapshot for its
+ * next one (ns_snapshot_free keeps one snapshot's arrays per thread): for a
+ * thread gone idle, and before it ends.
+ */
+void ns_thread_trim(void);
+
+/*
+ * Instance names replaced in the name cache but kept for a snapshot that
+ * may still point at them (tests check that they stay bounded).
+ */
+size_t ns_parked_names(struct ns *ns);
+
 #endif /* PERFLIBD_NS_LIVE_H */

@@ -38,8 +38,19 @@ struct ns_name {
         uint32_t name_len;              /* characters, without the NUL */
         uint32_t u16_size;              /* bytes of u16: units, NUL, zero padding to 8 */
         uint8_t *u16;                   /* in the same allocation, 8-aligned */
-        struct ns_name *next;           /* on the retired list */
+        uint64_t parked;                /* the provider's epoch when it was replaced */
+        struct ns_name *next;           /* on the parked list */
         wchar_t name[];                 /* NUL-terminated */
+};
+
+/*
+ * A snapshot naming instances of one provider, from the moment it starts
+ * naming until it is freed: epoch is the provider's epoch, advanced by
+ * every snapshot as it starts.  Readers are listed oldest first.
+ */
+struct ns_reader {
+        uint64_t epoch;
+        struct ns_reader *prev, *next;
 };
 
 struct ns_prov {
@@ -53,15 +64,21 @@ struct ns_prov {
 
         /*
          * Names by directory slot.  A replaced name may still be pointed at
-         * by a snapshot of another thread: it waits on retired until no
-         * snapshot of this provider is left (users).  name_lock guards the
-         * three and is never held across a wait on the provider.
+         * by a snapshot that started before it was replaced: it is parked,
+         * stamped with the epoch, and freed once every reader still live
+         * started after that epoch.  Both lists are in epoch order (oldest
+         * first), so each is trimmed from its head: the parked list holds
+         * only what was replaced since the oldest live snapshot began, however
+         * snapshots of several clients overlap.  name_lock guards all of
+         * it and is never held across a wait on the provider.
          */
         pthread_mutex_t name_lock;
         struct ns_name **names;
         uint32_t n_names;
-        struct ns_name *retired;
-        unsigned users;
+        uint64_t epoch;
+        struct ns_name *parked, **parked_tail;
+        size_t n_parked;
+        struct ns_reader *readers, *readers_tail;
 };
 
 /* One provider's copy of a counterset. */
@@ -125,7 +142,7 @@ static void prov_free(struct ns_prov *p)
         for (uint32_t i = 0; i < p->n_names; i++)
                 free(p->names[i]);
         free(p->names);
-        names_free(p->retired);
+        names_free(p->parked);
         pthread_mutex_destroy(&p->name_lock);
         pthread_mutex_destroy(&p->lock);
         free(p->path);
@@ -177,6 +194,7 @@ static int prov_add(const char *path, void *userdata)
         if (!p)
                 return -ENOMEM;
         p->n_csets = -1;
+        p->parked_tail = &p->parked;
         pthread_mutex_init(&p->lock, NULL);
         pthread_mutex_init(&p->name_lock, NULL);
         v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
@@ -630,6 +648,8 @@ void ns_free(struct ns *ns)
 {
         if (!ns)
                 return;
+        /* What this thread kept of its snapshots goes with the namespace. */
+        ns_thread_trim();
         entries_free(ns);
         for (size_t i = 0; i < ns->n_provs; i++)
                 prov_free(ns->provs[i]);
@@ -716,6 +736,18 @@ int ns_refresh(struct ns *ns)
 size_t ns_providers(const struct ns *ns)
 {
         return ns->n_provs;
+}
+
+size_t ns_parked_names(struct ns *ns)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < ns->n_provs; i++) {
+                pthread_mutex_lock(&ns->provs[i]->name_lock);
+                n += ns->provs[i]->n_parked;
+                pthread_mutex_unlock(&ns->provs[i]->name_lock);
+        }
+        return n;
 }
 
 /* ---- ns.h ---- */
@@ -818,6 +850,61 @@ static int names_grow(struct ns_prov *p, uint32_t slot)
         return 0;
 }
 
+/* A snapshot that started before now may point at n still. */
+static void name_park(struct ns_prov *p, struct ns_name *n)
+{
+        n->parked = p->epoch;
+        n->next = NULL;
+        *p->parked_tail = n;
+        p->parked_tail = &n->next;
+        p->n_parked++;
+}
+
+/*
+ * Unlinks the parked names that no live reader can point at (parked
+ * before the oldest one started) and returns them, for the caller to free
+ * outside the lock.  Under p->name_lock.
+ */
+static struct ns_name *names_unpark(struct ns_prov *p)
+{
+        uint64_t oldest = p->readers ? p->readers->epoch : UINT64_MAX;
+        struct ns_name *dead = p->parked, **end = &p->parked;
+
+        while (*end && (*end)->parked < oldest) {
+                end = &(*end)->next;
+                p->n_parked--;
+        }
+        if (end == &p->parked)
+                return NULL;
+        p->parked = *end;
+        *end = NULL;
+        if (!p->parked)
+                p->parked_tail = &p->parked;
+        return dead;
+}
+
+static void reader_add(struct ns_prov *p, struct ns_reader *rd)
+{
+        *rd = (struct ns_reader){ .epoch = ++p->epoch, .prev = p->readers_tail };
+        if (p->readers_tail)
+                p->readers_tail->next = rd;
+        else
+                p->readers = rd;
+        p->readers_tail = rd;
+}
+
+static void reader_remove(struct ns_prov *p, struct ns_reader *rd)
+{
+        if (rd->prev)
+                rd->prev->next = rd->next;
+        else
+                p->readers = rd->next;
+        if (rd->next)
+                rd->next->prev = rd->prev;
+        else
+                p->readers_tail = rd->prev;
+}
+
 /*
  * The name of in, from the cache or read now: NULL with 0 when the
  * instance went away since the snapshot (leave it out), -ENOMEM.  Under
@@ -845,11 +932,8 @@ static int name_of(struct ns_prov *p, const struct pl_instance *in, wchar_t *scr
         n = name_new(in, scratch, len);
         if (!n)
                 return -ENOMEM;
-        if (p->names[in->dir_slot]) {
-                /* A snapshot of another thread may point at it still. */
-                p->names[in->dir_slot]->next = p->retired;
-                p->retired = p->names[in->dir_slot];
-        }
+        if (p->names[in->dir_slot])
+                name_park(p, p->names[in->dir_slot]);
         p->names[in->dir_slot] = n;
         *ret = n;
         return 0;
@@ -862,6 +946,7 @@ struct snap_part {
         struct ns_prov *p;
         struct pl_snapshot *s;          /* NULL: it failed, left out */
         const struct ns_name **names;   /* per instance; NULL: gone, left out */
+        struct ns_reader reader;        /* on p->readers while names is set */
 };
 
 /* The snapshot the caller sees, and what keeps its memory alive. */
@@ -871,7 +956,15 @@ struct snap {
         uint64_t *mapped;               /* values of copies laid out differently */
         struct snap_part *parts;
         size_t n_parts;
+        size_t inst_cap, mapped_cap, parts_cap;
 };
+
+/*
+ * The arrays of this thread's last snapshot, kept for its next one: perflibd
+ * serves each client from a thread of its own, which asks for about the
+ * same snapshot again and again.  ns_thread_trim frees them.
+ */
+static __thread struct snap *spare;
 
 static void part_done(struct snap_part *pt)
 {
@@ -879,15 +972,23 @@ static void part_done(struct snap_part *pt)
 
         if (pt->names) {
                 pthread_mutex_lock(&pt->p->name_lock);
-                if (--pt->p->users == 0) {
-                        dead = pt->p->retired;
-                        pt->p->retired = NULL;
-                }
+                reader_remove(pt->p, &pt->reader);
+                dead = names_unpark(pt->p);
                 pthread_mutex_unlock(&pt->p->name_lock);
         }
         names_free(dead);
         free(pt->names);
         pl_snapshot_free(pt->s);
+}
+
+static void snap_free(struct snap *sn)
+{
+        if (!sn)
+                return;
+        free(sn->parts);
+        free(sn->inst);
+        free(sn->mapped);
+        free(sn);
 }
 
 void ns_snapshot_free(struct ns_snapshot *s)
@@ -898,13 +999,41 @@ void ns_snapshot_free(struct ns_snapshot *s)
                 return;
         for (size_t i = 0; i < sn->n_parts; i++)
                 part_done(&sn->parts[i]);
-        free(sn->parts);
-        free(sn->inst);
-        free(sn->mapped);
-        free(sn);
+        sn->n_parts = 0;
+        if (spare) {
+                snap_free(sn);
+                return;
+        }
+        spare = sn;
 }
 
-/* Names every instance of pt->s; the snapshot counts as a user of the names. */
+void ns_thread_trim(void)
+{
+        snap_free(spare);
+        spare = NULL;
+}
+
+/* p[0..*cap) grown to n elements of size (contents not kept); 0 or -ENOMEM. */
+static int array_reserve(void **p, size_t *cap, size_t n, size_t size)
+{
+        void *v;
+
+        if (n == 0)
+                n = 1;
+        if (n <= *cap)
+                return 0;
+        if (n > SIZE_MAX / size)
+                return -ENOMEM;
+        v = malloc(n * size);
+        if (!v)
+                return -ENOMEM;
+        free(*p);
+        *p = v;
+        *cap = n;
+        return 0;
+}
+
+/* Names every instance of pt->s; the snapshot is a reader of the names until freed. */
 static int part_names(struct snap_part *pt)
 {
         static __thread wchar_t scratch[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
@@ -915,7 +1044,7 @@ static int part_names(struct snap_part *pt)
         if (!pt->names)
                 return -ENOMEM;
         pthread_mutex_lock(&p->name_lock);
-        p->users++;
+        reader_add(p, &pt->reader);
         for (uint32_t i = 0; i < pt->s->n_instances && k == 0; i++)
                 k = name_of(p, &pt->s->instances[i], scratch, &pt->names[i]);
         pthread_mutex_unlock(&p->name_lock);
@@ -1003,19 +1132,20 @@ int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
         if (!ns || !cs || !ret || (flags & ~NS_SNAPSHOT_COLLECT))
                 return -EINVAL;
         e = entry_of(cs);
-        sn = calloc(1, sizeof(*sn));
+        sn = spare ? spare : calloc(1, sizeof(*sn));
+        spare = NULL;
         if (!sn)
                 return -ENOMEM;
-        sn->pub.n_counters = cs->n_counters;
-        sn->parts = calloc(e->n_src ? e->n_src : 1, sizeof(*sn->parts));
-        if (!sn->parts)
+        sn->pub = (struct ns_snapshot){ .n_counters = cs->n_counters };
+        if (array_reserve((void **) &sn->parts, &sn->parts_cap, e->n_src, sizeof(*sn->parts)) < 0)
                 goto oom;
+        memset(sn->parts, 0, sn->parts_cap * sizeof(*sn->parts));
         if (snap_parts(ns, sn, e, flags, &n_inst, &n_mapped) < 0 || n_inst > UINT32_MAX)
                 goto oom;
         /* Every entry is written by snap_fill: no need to zero them first. */
-        sn->inst = malloc((n_inst ? n_inst : 1) * sizeof(*sn->inst));
-        sn->mapped = malloc((n_mapped ? n_mapped : 1) * sizeof(*sn->mapped));
-        if (!sn->inst || !sn->mapped)
+        if (array_reserve((void **) &sn->inst, &sn->inst_cap, n_inst, sizeof(*sn->inst)) < 0 ||
+            array_reserve((void **) &sn->mapped, &sn->mapped_cap, n_mapped,
+                          sizeof(*sn->mapped)) < 0)
                 goto oom;
         snap_fill(sn, e);
         sn->pub.instances = sn->inst;

@@ -175,11 +175,54 @@ uint32_t pcq_emit(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t li
         return ERROR_SUCCESS;
 }
 
+/* Past this, a reply buffer is not kept for replies of under a quarter of it. */
+#define REUSE_KEEP_BYTES        (1024 * 1024)
+#define REUSE_SMALL_CALLS       8
+
+static void reuse_free(struct pcq_reuse *reuse)
+{
+        free(reuse->data);
+        *reuse = (struct pcq_reuse){ 0 };
+}
+
+/* cap bytes for a reply: reuse's buffer when it is free, else an allocation of its own. */
+static uint8_t *reply_get(struct pcq_reuse *reuse, size_t cap)
+{
+        if (!reuse || reuse->busy)
+                return malloc(cap);
+        if (reuse->cap < cap) {
+                /* Nothing in it to keep: no realloc copy. */
+                free(reuse->data);
+                reuse->data = malloc(cap);
+                reuse->cap = reuse->data ? cap : 0;
+                if (!reuse->data)
+                        return NULL;
+        }
+        reuse->busy = true;
+        return reuse->data;
+}
+
+/*
+ * Takes back a buffer from reply_get, used bytes of it written; a big one
+ * that replies have used little of for a while goes.
+ */
+static void reply_put(struct pcq_reuse *reuse, uint8_t *data, size_t used)
+{
+        if (!reuse || !data || data != reuse->data) {
+                free(data);
+                return;
+        }
+        reuse->busy = false;
+        reuse->small = used < reuse->cap / 4 ? reuse->small + 1 : 0;
+        if (reuse->cap > REUSE_KEEP_BYTES && reuse->small >= REUSE_SMALL_CALLS)
+                reuse_free(reuse);
+}
+
 /* One writing pass into cap bytes; false (nothing kept) when they were too few. */
 static bool emit_once(pcq_emit_fn fn, const void *ctx, size_t cap, uint32_t in_size,
-                      struct pv2_out *out, uint32_t *ret)
+                      struct pcq_reuse *reuse, struct pv2_out *out, uint32_t *ret)
 {
-        uint8_t *data = malloc(cap);
+        uint8_t *data = reply_get(reuse, cap);
         struct pcq_buf b;
 
         if (!data)
@@ -187,28 +230,30 @@ static bool emit_once(pcq_emit_fn fn, const void *ctx, size_t cap, uint32_t in_s
         pcq_buf_write(&b, data, cap);
         fn(&b, ctx);
         if (b.overflow) {
-                free(data);
+                reply_put(reuse, data, cap);
                 return false;
         }
         out->rtn_size = (uint32_t) b.len;
         if (b.len > in_size || b.len == 0) {
-                free(data);
+                reply_put(reuse, data, b.len);
                 *ret = b.len > in_size ? ERROR_NOT_ENOUGH_MEMORY : ERROR_SUCCESS;
                 return true;
         }
-        out->data = data;   /* ownership passes to the stubs */
+        out->data = data;   /* lent to the stubs until release_out, or theirs (free) */
         out->out_size = (uint32_t) b.len;
+        if (reuse && data == reuse->data)
+                reuse->used = b.len;
         *ret = ERROR_SUCCESS;
         return true;
 }
 
 uint32_t pcq_emit_hinted(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t limit,
-                         size_t *hint, struct pv2_out *out)
+                         size_t *hint, struct pcq_reuse *reuse, struct pv2_out *out)
 {
         size_t cap = *hint + *hint / 8 + 256;
         uint32_t e;
 
-        if (*hint > 0 && emit_once(fn, ctx, cap < limit ? cap : limit, in_size, out, &e)) {
+        if (*hint > 0 && emit_once(fn, ctx, cap < limit ? cap : limit, in_size, reuse, out, &e)) {
                 *hint = out->rtn_size;
                 return e;
         }
@@ -344,7 +389,21 @@ static uint32_t h_query_counter_data(void *conn, void *query, uint32_t in_size,
                 return ERROR_ACCESS_DENIED;
         if (!query)
                 return ERROR_INVALID_HANDLE;
-        return pcq_op_counter_data(s->ns, query, in_size, out);
+        return pcq_op_counter_data(s->ns, query, in_size, &s->reply, out);
+}
+
+/* The transport is done with an out->data: the reply buffer is free again. */
+static void h_release_out(void *conn, uint8_t *data)
+{
+        struct pcq_session *s = conn;
+
+        reply_put(s ? &s->reply : NULL, data, s ? s->reply.used : 0);
+}
+
+void pcq_session_trim(struct pcq_session *s)
+{
+        if (s && !s->reply.busy)
+                reuse_free(&s->reply);
 }
 
 static uint32_t h_validate_counters(void *conn, void *query, uint8_t *data, uint32_t in_size,
@@ -368,4 +427,5 @@ const struct pv2_handlers pcq_core_handlers = {
         .query_counter_info = h_query_counter_info,
         .query_counter_data = h_query_counter_data,
         .validate_counters = h_validate_counters,
+        .release_out = h_release_out,
 };

@@ -27,10 +27,31 @@
 #include "ns.h"
 #include "perflibv2.h"
 
+/*
+ * The buffer QueryCounterData replies are written into, kept from one call
+ * to the next (a client polls the same query again and again) and lent to
+ * the transport until the reply was sent (release_out).  Owned by the
+ * session: pcq_session_trim frees it.
+ */
+struct pcq_reuse {
+        uint8_t *data;
+        size_t cap;
+        size_t used;                    /* by the last reply written into it */
+        bool busy;                      /* lent out: the next reply gets its own */
+        unsigned small;                 /* replies in a row that used under a quarter of it */
+};
+
 struct pcq_session {
         struct ns *ns;                  /* borrowed; outlives the session */
         bool allowed;                   /* peer authorised (credentials checked by the transport) */
+        struct pcq_reuse reply;         /* zeroed by the transport */
 };
+
+/*
+ * Frees what the session keeps between calls (the reply buffer, unless it
+ * is lent out): for a client gone idle, and before the session goes.
+ */
+void pcq_session_trim(struct pcq_session *s);
 
 extern const struct pv2_handlers pcq_core_handlers;
 

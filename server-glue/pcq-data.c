@@ -311,7 +311,7 @@ static void emit_data(struct pcq_buf *b, const void *ctx)
 }
 
 uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_size,
-                             struct pv2_out *out)
+                             struct pcq_reuse *reuse, struct pv2_out *out)
 {
         struct data_call dc = { .q = q };
         uint32_t e = ERROR_OUTOFMEMORY;
@@ -326,7 +326,7 @@ uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_siz
                 resolve(ns, &dc, &dc.plans[i], &q->items[i]);
         read_clocks(&dc);
         e = pcq_emit_hinted(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES,
-                            &q->data_size_hint, out);
+                            &q->data_size_hint, reuse, out);
 done:
         for (size_t i = 0; i < dc.n_samples; i++)
                 ns_snapshot_free(dc.samples[i].snap);

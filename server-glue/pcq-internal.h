@@ -62,10 +62,11 @@ uint32_t pcq_emit(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t li
  * pcq_emit for a buffer that is usually about as big as last time (a query
  * read again and again): writes straight into an allocation of *hint bytes
  * and some slack, one pass instead of two, and falls back to pcq_emit when
- * that is too small.  *hint becomes the size needed this time.
+ * that is too small.  *hint becomes the size needed this time.  With reuse
+ * (not NULL), out->data is reuse's buffer whenever it is not lent out.
  */
 uint32_t pcq_emit_hinted(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t limit,
-                         size_t *hint, struct pv2_out *out);
+                         size_t *hint, struct pcq_reuse *reuse, struct pv2_out *out);
 
 /* A _PERF_INSTANCE_HEADER block: header, UTF-16LE name, zero padding to 8. */
 void pcq_emit_instance(struct pcq_buf *b, const struct ns_instance *inst);
@@ -98,7 +99,7 @@ uint32_t pcq_op_enumerate_instances(struct ns *ns, const wchar_t *machine, size_
                                     const GUID *guid, uint32_t in_size, struct pv2_out *out);
 uint32_t pcq_op_counter_info(const struct pcq_query *q, uint32_t in_size, struct pv2_out *out);
 uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_size,
-                             struct pv2_out *out);
+                             struct pcq_reuse *reuse, struct pv2_out *out);
 uint32_t pcq_op_validate(struct ns *ns, struct pcq_query *q, uint8_t *data, uint32_t in_size,
                          bool add);
 

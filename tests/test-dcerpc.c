@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <cmocka.h>
 
 #include "dcerpc.h"
@@ -844,6 +846,43 @@ static void fragmented_request_and_response(void **state)
         sess_free(&s);
 }
 
+/*
+ * The same pieces with the large ones lent: the slices, joined, are the
+ * same bytes, and only the fragment headers and the small pieces were
+ * copied (after a first byte already in the buffer, as after a bind_ack).
+ */
+static void lent_matches(const struct dcerpc_piece pieces[3], const uint8_t *whole,
+                         size_t whole_len)
+{
+        struct dcerpc_slices sl = { 0 };
+        uint8_t *hdrs = malloc(1), *joined = malloc(whole_len + 1);
+        size_t hdrs_len = 1, n = 0, copied = 1;
+
+        assert_non_null(hdrs);
+        assert_non_null(joined);
+        hdrs[0] = 0xAA;
+        assert_int_equal(dcerpc_append_call_pieces(&hdrs, &hdrs_len, DCERPC_RESPONSE, 9, 1, 0,
+                                                   pieces, 3, 1432, &sl), 0);
+        assert_int_equal(dcerpc_slices_close(&sl, hdrs_len), 0);
+        for (size_t i = 0; i < sl.n; i++) {
+                const struct dcerpc_slice *x = &sl.v[i];
+
+                assert_true(n + x->len <= whole_len + 1);
+                memcpy(joined + n, x->lent ? x->lent : hdrs + x->off, x->len);
+                n += x->len;
+        }
+        assert_int_equal(n, whole_len + 1);
+        assert_int_equal(joined[0], 0xAA);
+        assert_memory_equal(joined + 1, whole, whole_len);
+        for (size_t i = 0; i < 3; i++)
+                if (pieces[i].len < DCERPC_LEND_MIN)
+                        copied += pieces[i].len;
+        assert_int_equal(hdrs_len, copied + (whole_len - 5000));
+        dcerpc_slices_done(&sl);
+        free(hdrs);
+        free(joined);
+}
+
 /* A stub given in pieces, however cut, makes the same PDUs as the stub whole. */
 static void call_in_pieces(void **state)
 {
@@ -868,11 +907,14 @@ static void call_in_pieces(void **state)
                 assert_int_equal(dcerpc_append_call(&whole, &whole_len, DCERPC_RESPONSE, 9, 1, 0,
                                                     stub, N, 1432), 0);
                 assert_int_equal(dcerpc_append_call_pieces(&cut, &cut_len, DCERPC_RESPONSE, 9,
-                                                           1, 0, pieces, 3, 1432), 0);
+                                                           1, 0, pieces, 3, 1432, NULL), 0);
                 assert_int_equal(cut_len, whole_len);
                 assert_memory_equal(cut, whole, whole_len);
-                free(whole);
                 free(cut);
+                cut = NULL;
+                cut_len = 0;
+                lent_matches(pieces, whole, whole_len);
+                free(whole);
         }
         free(stub);
 }
@@ -909,6 +951,59 @@ static void byte_at_a_time(void **state)
         sess_free(&s);
         stub_done(&all);
         stub_done(&t);
+        stub_done(&joined);
+}
+
+/* Two QueryCounterData requests of one session, back to back in one stub. */
+static void two_data_calls(struct sess *s, struct stub *all)
+{
+        struct stub t = { 0 };
+        uint8_t h[20];
+
+        sess_bound(s);
+        open_query(s, 2, h);
+        put(&t, h, 20);
+        put32(&t, 1u << 20);
+        make_request(all, 3, 0, 6, 3, t.b, t.n, 0);
+        make_request(all, 4, 0, 6, 3, t.b, t.n, 0);
+        stub_done(&t);
+}
+
+/*
+ * Replies left as slices, lpData lent: joined, they are the bytes the
+ * copying feed gives, for two multi-fragment replies from one feed; the
+ * slices of the next feed replace them.
+ */
+static void replies_as_slices(void **state)
+{
+        struct stub a = { 0 }, b = { 0 }, joined = { 0 };
+        struct sess sa, sb;
+        struct iovec *iov;
+        size_t n_iov = 0;
+        bool lent = false;
+
+        (void)state;
+        fake.counter_data_bytes = 20000;
+        two_data_calls(&sa, &a);
+        two_data_calls(&sb, &b);
+        assert_int_equal(feed(&sa, a.b, a.n), 0);
+        assert_int_equal(pv2_server_conn_feed_iov(sb.c, b.b, b.n, &iov, &n_iov), 0);
+        for (size_t i = 0; i < n_iov; i++) {
+                put(&joined, iov[i].iov_base, iov[i].iov_len);
+                /* Slices of a fragment's worth are lpData, not a copy of it. */
+                lent |= iov[i].iov_len >= 1024;
+        }
+        assert_true(lent);
+        assert_int_equal(joined.n, sa.out_len);
+        assert_memory_equal(joined.b, sa.out, sa.out_len);
+        assert_int_equal(pv2_server_conn_feed_iov(sb.c, NULL, 0, &iov, &n_iov), 0);
+        assert_int_equal(n_iov, 0);
+        assert_int_equal(fake.calls[6], 4);
+        fake.counter_data_bytes = 32;
+        sess_free(&sa);
+        sess_free(&sb);
+        stub_done(&a);
+        stub_done(&b);
         stub_done(&joined);
 }
 
@@ -1007,6 +1102,7 @@ int main(void)
                 cmocka_unit_test_setup(fragmented_request_and_response, setup),
                 cmocka_unit_test_setup(byte_at_a_time, setup),
                 cmocka_unit_test(call_in_pieces),
+                cmocka_unit_test_setup(replies_as_slices, setup),
                 cmocka_unit_test_setup(request_cap, setup),
                 cmocka_unit_test_setup(request_cap_lowered, setup),
                 cmocka_unit_test_setup(thousand_handles_released, setup),

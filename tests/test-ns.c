@@ -355,6 +355,77 @@ static void test_slot_reused(void **state)
         ns_free(ns);
 }
 
+/* Every instance of s named "<c><digit>" with that digit as its id. */
+static void expect_churned(const struct ns_snapshot *s, wchar_t c)
+{
+        assert_int_equal(s->n_instances, 4);
+        for (uint32_t i = 0; i < s->n_instances; i++) {
+                const struct ns_instance *in = &s->instances[i];
+
+                assert_int_equal(in->name_len, 2);
+                assert_true(in->name[0] == L'a' || in->name[0] == L'b');
+                assert_int_equal(in->name[1], L'0' + in->id);
+                if (in->id < 2)
+                        assert_int_equal(in->name[0], c);
+                assert_int_equal(in->name16[0], (uint8_t) in->name[0]);
+        }
+}
+
+/*
+ * Two snapshots always overlapping, as two clients polling in turn, while
+ * two of four instances are replaced (same slots, new names) every round:
+ * the replaced names each snapshot may point at are kept while it lives,
+ * and no longer, so what is parked stays within the churn of two rounds
+ * instead of growing with every round.
+ */
+static void test_parked_bounded(void **state)
+{
+        HANDLE h = start_provider(&prov1, false, NULL);
+        PPERF_COUNTERSET_INSTANCE in[4];
+        struct ns_snapshot *old = NULL, *cur = NULL;
+        const struct ns_counterset *cs;
+        struct ns *ns;
+        size_t most = 0;
+
+        for (ULONG i = 0; i < 4; i++) {
+                wchar_t name[3] = { i < 2 ? L'a' : L'b', (wchar_t) (L'0' + i), 0 };
+
+                assert_non_null(in[i] = PerfCreateInstance(h, &cset, name, i));
+        }
+        ns = refreshed(NULL);
+        cs = ns_at(ns, 0);
+        assert_int_equal(ns_snapshot(ns, cs, 0, &old), 0);
+        for (int round = 1; round <= 300; round++) {
+                wchar_t c = round % 2 ? L'b' : L'a';
+                wchar_t name[3] = { c, L'0', 0 };
+                size_t parked;
+
+                for (ULONG i = 0; i < 2; i++) {
+                        PerfDeleteInstance(h, in[i]);
+                        name[1] = (wchar_t) (L'0' + i);
+                        assert_non_null(in[i] = PerfCreateInstance(h, &cset, name, i));
+                }
+                assert_int_equal(ns_snapshot(ns, cs, 0, &cur), 0);
+                expect_churned(cur, c);
+                /* The old snapshot's names were parked, not freed. */
+                expect_churned(old, c == L'a' ? L'b' : L'a');
+                ns_snapshot_free(old);
+                old = cur;
+                parked = ns_parked_names(ns);
+                assert_true(parked <= 4);
+                if (parked > most)
+                        most = parked;
+        }
+        /* Names were parked at all: the test exercised the reclamation. */
+        assert_true(most > 0);
+        ns_snapshot_free(old);
+        assert_int_equal(ns_parked_names(ns), 0);
+        for (ULONG i = 0; i < 4; i++)
+                PerfDeleteInstance(h, in[i]);
+        PerfStopProvider(h);
+        ns_free(ns);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -364,6 +435,7 @@ int main(void)
                 TU_TEST(test_installed),
                 TU_TEST(test_merged),
                 TU_TEST(test_slot_reused),
+                TU_TEST(test_parked_bounded),
                 TU_TEST(test_killed),
                 TU_TEST(test_notify),
         };

@@ -108,6 +108,7 @@ struct fx {
         struct pcq_session s;
         void *q;
 };
+static struct pcq_session *current;     /* the fixture's, for out_done; NULL outside one */
 
 static int setup(void **state)
 {
@@ -126,6 +127,7 @@ static int setup(void **state)
         fake_ns_add_instance(fx->ns, &g_global, 0, L"p1", p1_values);
         fake_ns_add_instance(fx->ns, &g_global, 0, L"p2", p2_values);
         fx->s = (struct pcq_session){ .ns = fx->ns, .allowed = true };
+        current = &fx->s;
         *state = fx;
         return 0;
 }
@@ -137,6 +139,8 @@ static int teardown(void **state)
         fx->s.allowed = true;
         if (fx->q)
                 assert_int_equal(H->close_query(&fx->s, fx->q), ERROR_SUCCESS);
+        pcq_session_trim(&fx->s);
+        current = NULL;
         fake_ns_free(fx->ns);
         free(fx);
         return 0;
@@ -253,9 +257,10 @@ static void xvalue(struct exp *e, uint32_t size, uint64_t v)
 }
 
 /* Frees what a handler returned (the stubs' job in perflibd). */
+/* Gives an lpData back as the transport does: through release_out (the reply buffer is reused). */
 static void out_done(struct pv2_out *o)
 {
-        free(o->data);
+        H->release_out(current, o->data);
         *o = (struct pv2_out){ 0 };
 }
 

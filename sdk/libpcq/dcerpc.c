@@ -3,6 +3,7 @@
  * Connection-oriented DCE/RPC PDU helpers shared by both sides.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,9 +96,71 @@ int dcerpc_append_fault(uint8_t **out, size_t *out_len, uint32_t call_id,
         return 0;
 }
 
-/* Copies n bytes of the pieces to b, from piece *k at offset *at, moving both on. */
-static void pieces_copy(uint8_t *b, size_t n, const struct dcerpc_piece *pieces, size_t *k,
-                        size_t *at)
+void dcerpc_slices_reset(struct dcerpc_slices *s)
+{
+        s->n = 0;
+        s->mark = 0;
+}
+
+void dcerpc_slices_done(struct dcerpc_slices *s)
+{
+        free(s->v);
+        *s = (struct dcerpc_slices){ 0 };
+}
+
+static int slices_reserve(struct dcerpc_slices *s, size_t more)
+{
+        struct dcerpc_slice *v;
+        size_t cap;
+
+        if (more <= s->cap - s->n)
+                return 0;
+        if (more > SIZE_MAX / 4 / sizeof(*v) - s->n)
+                return -ENOMEM;
+        cap = s->cap ? s->cap : 16;
+        while (cap < s->n + more)
+                cap *= 2;
+        v = realloc(s->v, cap * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+        return 0;
+}
+
+/* The stretch of *out up to out_off, then lent bytes (room reserved). */
+static void slices_put(struct dcerpc_slices *s, size_t out_off, const uint8_t *lent, size_t len)
+{
+        if (out_off > s->mark)
+                s->v[s->n++] = (struct dcerpc_slice){ .off = s->mark, .len = out_off - s->mark };
+        s->v[s->n++] = (struct dcerpc_slice){ .lent = lent, .len = len };
+        s->mark = out_off;
+}
+
+int dcerpc_slices_close(struct dcerpc_slices *s, size_t out_len)
+{
+        if (out_len <= s->mark)
+                return 0;
+        if (slices_reserve(s, 1) < 0)
+                return -ENOMEM;
+        s->v[s->n++] = (struct dcerpc_slice){ .off = s->mark, .len = out_len - s->mark };
+        s->mark = out_len;
+        return 0;
+}
+
+static bool lendable(const struct dcerpc_slices *lend, const struct dcerpc_piece *p)
+{
+        return lend && p->len >= DCERPC_LEND_MIN;
+}
+
+/*
+ * Puts n bytes of the pieces, from piece *k at offset *at, at b (copied) or
+ * into lend (listed); moves *k and *at on and returns where b ends.  base is
+ * *out, to turn b into an offset.
+ */
+static uint8_t *pieces_put(uint8_t *b, const uint8_t *base, size_t n,
+                           const struct dcerpc_piece *pieces, size_t *k, size_t *at,
+                           struct dcerpc_slices *lend)
 {
         while (n > 0) {
                 size_t m = pieces[*k].len - *at;
@@ -109,33 +172,57 @@ static void pieces_copy(uint8_t *b, size_t n, const struct dcerpc_piece *pieces,
                 }
                 if (m > n)
                         m = n;
-                memcpy(b, pieces[*k].data + *at, m);
-                b += m;
+                if (lendable(lend, &pieces[*k]))
+                        slices_put(lend, (size_t) (b - base), pieces[*k].data + *at, m);
+                else {
+                        memcpy(b, pieces[*k].data + *at, m);
+                        b += m;
+                }
                 n -= m;
                 *at += m;
         }
+        return b;
 }
 
-int dcerpc_append_call_pieces(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
-                              uint16_t ctx_id, uint16_t opnum, const struct dcerpc_piece *pieces,
-                              size_t n_pieces, uint16_t max_frag)
+/* Bytes of the pieces that are copied rather than lent; 0 or -ENOMEM (too long). */
+static int pieces_size(const struct dcerpc_piece *pieces, size_t n_pieces,
+                       const struct dcerpc_slices *lend, size_t *ret_stub, size_t *ret_copied)
 {
-        size_t stub_len = 0;
+        size_t stub_len = 0, copied = 0;
 
         for (size_t i = 0; i < n_pieces; i++) {
                 if (pieces[i].len > SIZE_MAX / 4 - stub_len)
                         return -ENOMEM;
                 stub_len += pieces[i].len;
+                if (!lendable(lend, &pieces[i]))
+                        copied += pieces[i].len;
         }
+        *ret_stub = stub_len;
+        *ret_copied = copied;
+        return 0;
+}
+
+int dcerpc_append_call_pieces(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
+                              uint16_t ctx_id, uint16_t opnum, const struct dcerpc_piece *pieces,
+                              size_t n_pieces, uint16_t max_frag, struct dcerpc_slices *lend)
+{
+        size_t stub_len, copied;
+
+        if (pieces_size(pieces, n_pieces, lend, &stub_len, &copied) < 0)
+                return -ENOMEM;
         if (max_frag < DCERPC_CALL_HDR_SIZE + 8)
                 return -EINVAL;
         size_t per = (max_frag - DCERPC_CALL_HDR_SIZE) & ~(size_t)7;
         size_t n_frags = stub_len ? (stub_len + per - 1) / per : 1;
         if (n_frags > (SIZE_MAX / 2 - stub_len) / DCERPC_CALL_HDR_SIZE)
                 return -ENOMEM;
+        /* Each fragment can list a stretch and a lent part of every piece. */
+        if (lend && (n_frags > SIZE_MAX / 8 / (n_pieces + 1) ||
+                     slices_reserve(lend, 2 * n_frags * (n_pieces + 1)) < 0))
+                return -ENOMEM;
 
         uint8_t *b;
-        int r = dcerpc_grow(out, out_len, stub_len + n_frags * DCERPC_CALL_HDR_SIZE, &b);
+        int r = dcerpc_grow(out, out_len, copied + n_frags * DCERPC_CALL_HDR_SIZE, &b);
         if (r < 0)
                 return r;
         size_t off = 0, k = 0, at = 0;
@@ -152,8 +239,7 @@ int dcerpc_append_call_pieces(uint8_t **out, size_t *out_len, uint8_t ptype, uin
                 ndr_put_le32(b + 16, left > UINT32_MAX ? UINT32_MAX : (uint32_t)left);
                 ndr_put_le16(b + 20, ctx_id);
                 ndr_put_le16(b + 22, ptype == DCERPC_REQUEST ? opnum : 0);
-                pieces_copy(b + DCERPC_CALL_HDR_SIZE, n, pieces, &k, &at);
-                b += DCERPC_CALL_HDR_SIZE + n;
+                b = pieces_put(b + DCERPC_CALL_HDR_SIZE, *out, n, pieces, &k, &at, lend);
                 off += n;
         }
         return 0;
@@ -166,5 +252,5 @@ int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t c
         struct dcerpc_piece one = { stub, stub_len };
 
         return dcerpc_append_call_pieces(out, out_len, ptype, call_id, ctx_id, opnum, &one, 1,
-                                         max_frag);
+                                         max_frag, NULL);
 }

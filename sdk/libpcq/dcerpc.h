@@ -104,8 +104,38 @@ struct dcerpc_piece {
         const uint8_t *data;
         size_t len;
 };
+
+/*
+ * The bytes of replies as slices to send with one writev: stretches of the
+ * caller's growing buffer *out (by offset: it may move as it grows) and
+ * pieces lent by their owner (by address), in order.  mark is where in *out
+ * the stretch not yet listed starts.
+ */
+struct dcerpc_slice {
+        const uint8_t *lent;            /* NULL: (*out)[off, off + len) */
+        size_t off, len;
+};
+struct dcerpc_slices {
+        struct dcerpc_slice *v;         /* owned (dcerpc_slices_done) */
+        size_t n, cap;
+        size_t mark;
+};
+/* Pieces at least this long are lent rather than copied. */
+#define DCERPC_LEND_MIN 512u
+
+void dcerpc_slices_reset(struct dcerpc_slices *s);
+void dcerpc_slices_done(struct dcerpc_slices *s);
+/* Lists the rest of *out (up to out_len) as a last stretch.  0 or -ENOMEM. */
+int dcerpc_slices_close(struct dcerpc_slices *s, size_t out_len);
+
+/*
+ * Appends a call carrying the pieces, as dcerpc_append_call.  With lend,
+ * pieces of DCERPC_LEND_MIN bytes or more are not copied: their parts go
+ * into lend by address, between the fragment headers written to *out, and
+ * must stay valid until the slices are sent.
+ */
 int dcerpc_append_call_pieces(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
                               uint16_t ctx_id, uint16_t opnum, const struct dcerpc_piece *pieces,
-                              size_t n_pieces, uint16_t max_frag);
+                              size_t n_pieces, uint16_t max_frag, struct dcerpc_slices *lend);
 
 #endif /* PCQ_DCERPC_H */

@@ -252,7 +252,17 @@ static void call_out_method(struct pv2_stubs *s, uint16_t opnum, struct pv2_args
                 break;
         }
         push_out(o, a->in_size, &out, elem, st, lp, fault);
-        pv2_out_done(&out);
+        pv2_stubs_release(s, out.data);
+}
+
+void pv2_stubs_release(struct pv2_stubs *s, uint8_t *data)
+{
+        if (!data)
+                return;
+        if (s->h->release_out)
+                s->h->release_out(s->conn, data);
+        else
+                free(data);
 }
 
 static void do_open(struct pv2_stubs *s, struct pv2_args *a, struct ndr_push *o)

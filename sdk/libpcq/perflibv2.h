@@ -100,6 +100,11 @@ struct pv2_handlers {
                                        struct pv2_out *out);
         uint32_t (*validate_counters)(void *conn, void *query, uint8_t *data,
                                       uint32_t in_size, uint32_t add);
+        /*
+         * Optional: takes back an out->data once it was sent or dropped, so
+         * that a handler may hand out a buffer it reuses.  NULL: free().
+         */
+        void (*release_out)(void *conn, uint8_t *data);
 };
 
 /*
@@ -124,6 +129,16 @@ void pv2_server_conn_free(struct pv2_server_conn *c);
  */
 int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t size,
                          uint8_t **out, size_t *out_len);
+
+/*
+ * The same, with the replies left in the connection as slices to send with
+ * one sendmsg/writev, the lpData of responses lent rather than copied:
+ * *ret_iov[0..*ret_n) (which the caller may change while sending) is valid
+ * until the next pv2_server_conn_feed_iov or pv2_server_conn_free.
+ */
+struct iovec;
+int pv2_server_conn_feed_iov(struct pv2_server_conn *c, const void *data, size_t size,
+                             struct iovec **ret_iov, size_t *ret_n);
 
 /* Number of query handles this connection holds open. */
 size_t pv2_server_conn_queries(const struct pv2_server_conn *c);

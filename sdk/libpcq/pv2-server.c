@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 
 #include "dcerpc.h"
 #include "ndr.h"
@@ -54,12 +55,26 @@ struct pv2_server_conn {
         size_t req_len;
         size_t req_cap;
         size_t max_request;             /* reassembled stub bytes allowed */
+
+        /*
+         * pv2_server_conn_feed_iov's replies: headers and small stubs in out,
+         * lpData lent (held until the next feed), the two as slices and
+         * then as iovecs.  Kept from one feed to the next.
+         */
+        uint8_t *out;
+        size_t out_len;
+        struct dcerpc_slices sl;
+        struct iovec *iov;
+        size_t iov_cap;
+        uint8_t **held;
+        size_t n_held, held_cap;
 };
 
-/* Where a reply goes: the caller's growing buffer. */
+/* Where a reply goes: a growing buffer, and with lend, slices lent from elsewhere. */
 struct pv2_reply {
         uint8_t **out;
         size_t *out_len;
+        struct dcerpc_slices *lend;
 };
 
 int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
@@ -90,11 +105,40 @@ int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes)
         return 0;
 }
 
+/* The lpData lent to the last feed_iov's slices: sent by now. */
+static void held_release(struct pv2_server_conn *c)
+{
+        for (size_t i = 0; i < c->n_held; i++)
+                pv2_stubs_release(c->stubs, c->held[i]);
+        c->n_held = 0;
+}
+
+static int held_reserve(struct pv2_server_conn *c)
+{
+        uint8_t **v;
+        size_t cap;
+
+        if (c->n_held < c->held_cap)
+                return 0;
+        cap = c->held_cap ? 2 * c->held_cap : 4;
+        v = realloc(c->held, cap * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->held = v;
+        c->held_cap = cap;
+        return 0;
+}
+
 void pv2_server_conn_free(struct pv2_server_conn *c)
 {
         if (!c)
                 return;
+        held_release(c);
         pv2_stubs_free(c->stubs);
+        free(c->held);
+        free(c->out);
+        dcerpc_slices_done(&c->sl);
+        free(c->iov);
         free(c->in);
         free(c->req);
         free(c);
@@ -332,10 +376,18 @@ static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
                         { lp.data, lp.len },
                         { o.data + (lp.data ? lp.at : o.size), lp.data ? o.size - lp.at : 0 },
                 };
+                /* Lent lpData is released after the send; make room to hold it first. */
+                struct dcerpc_slices *lend = lp.data && rp->lend && held_reserve(c) == 0 ?
+                                             rp->lend : NULL;
+
                 r = dcerpc_append_call_pieces(rp->out, rp->out_len, DCERPC_RESPONSE, c->call_id,
-                                              c->call_ctx, 0, pieces, 3, c->max_xmit);
+                                              c->call_ctx, 0, pieces, 3, c->max_xmit, lend);
+                if (r == 0 && lend) {
+                        c->held[c->n_held++] = lp.data;
+                        lp.data = NULL;
+                }
         }
-        free(lp.data);
+        pv2_stubs_release(c->stubs, lp.data);
         ndr_push_done(&o);
         call_reset(c);
         if (c->req_cap > 65536) {
@@ -492,15 +544,11 @@ static int bad_header(struct pv2_server_conn *c, const uint8_t *b, int err,
         return fault_and_close(c, call_id, PV2_NCA_S_PROTO_ERROR, rp);
 }
 
-int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t size,
-                         uint8_t **out, size_t *out_len)
+static int feed(struct pv2_server_conn *c, const void *data, size_t size, struct pv2_reply *rp)
 {
-        struct pv2_reply rp = { out, out_len };
         size_t off = 0;
         int r;
 
-        if (!c || (!data && size) || !out || !out_len)
-                return -EINVAL;
         r = in_append(c, data, size);
         if (r < 0)
                 return r;
@@ -510,12 +558,12 @@ int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t siz
 
                 r = dcerpc_parse_hdr(b, &h);
                 if (r < 0) {
-                        r = bad_header(c, b, r, &rp);
+                        r = bad_header(c, b, r, rp);
                         break;
                 }
                 if (c->in_len - off < h.frag_len)
                         break;
-                r = handle_pdu(c, &h, b, &rp);
+                r = handle_pdu(c, &h, b, rp);
                 off += h.frag_len;
                 if (r < 0)
                         break;
@@ -530,4 +578,63 @@ int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t siz
                 c->in_len -= off;
         }
         return 0;
+}
+
+int pv2_server_conn_feed(struct pv2_server_conn *c, const void *data, size_t size,
+                         uint8_t **out, size_t *out_len)
+{
+        struct pv2_reply rp = { out, out_len, NULL };
+
+        if (!c || (!data && size) || !out || !out_len)
+                return -EINVAL;
+        return feed(c, data, size, &rp);
+}
+
+/* The slices as iovecs, the stretches of out by address now that it stopped moving. */
+static int slices_iov(struct pv2_server_conn *c, size_t *ret_n)
+{
+        struct dcerpc_slices *sl = &c->sl;
+
+        if (dcerpc_slices_close(sl, c->out_len) < 0)
+                return -ENOMEM;
+        if (sl->n > c->iov_cap) {
+                struct iovec *v = realloc(c->iov, sl->n * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                c->iov = v;
+                c->iov_cap = sl->n;
+        }
+        for (size_t i = 0; i < sl->n; i++)
+                c->iov[i] = (struct iovec){
+                        .iov_base = (void *) (sl->v[i].lent ? sl->v[i].lent : c->out + sl->v[i].off),
+                        .iov_len = sl->v[i].len,
+                };
+        *ret_n = sl->n;
+        return 0;
+}
+
+int pv2_server_conn_feed_iov(struct pv2_server_conn *c, const void *data, size_t size,
+                             struct iovec **ret_iov, size_t *ret_n)
+{
+        struct pv2_reply rp;
+        size_t n = 0;
+        int r, k;
+
+        if (!c || (!data && size) || !ret_iov || !ret_n)
+                return -EINVAL;
+        held_release(c);
+        c->out_len = 0;
+        dcerpc_slices_reset(&c->sl);
+        rp = (struct pv2_reply){ &c->out, &c->out_len, &c->sl };
+        r = feed(c, data, size, &rp);
+        /* Even a connection being closed sends what was queued (a fault, a bind_nak). */
+        k = slices_iov(c, &n);
+        if (k < 0) {
+                n = 0;
+                r = k;
+        }
+        *ret_iov = c->iov;
+        *ret_n = n;
+        return r;
 }

@@ -24,11 +24,13 @@ int pv2_stubs_new(const struct pv2_handlers *h, void *conn, struct pv2_stubs **r
 /* Closes every query still open (handlers->close_query), then frees. */
 void pv2_stubs_free(struct pv2_stubs *s);
 size_t pv2_stubs_queries(const struct pv2_stubs *s);
+/* Gives a handler's out->data back (handlers->release_out, or free); accepts NULL. */
+void pv2_stubs_release(struct pv2_stubs *s, uint8_t *data);
 
 /*
  * The lpData of a response, left out of the stub so that it is copied only
  * once, into the PDUs: its bytes belong at offset at of the stub.  data is
- * owned (free); NULL with len 0 when there is none.
+ * owned (pv2_stubs_release); NULL with len 0 when there is none.
  */
 struct pv2_lpdata {
         uint8_t *data;
