@@ -11,54 +11,73 @@ void pv_instset_init(struct pv_instset *s, HANDLE provider, const GUID *cset)
         *s = (struct pv_instset) { .provider = provider, .cset = *cset };
 }
 
-static int key_cmp(const struct pv_inst *e, uint32_t id, const char *name)
+static size_t slot_of(const struct pv_instset *s, uint32_t id)
 {
-        if (e->id != id)
-                return e->id < id ? -1 : 1;
-        return strcmp(e->name, name);
+        /* Multiplicative hashing: consecutive PIDs spread over the whole index. */
+        uint32_t h = id * UINT32_C(2654435761);
+
+        return (size_t) (h ^ h >> 16) & s->mask;
 }
 
-/* The position of (id, name), or where it goes; *found says which. */
-static size_t find(const struct pv_instset *s, uint32_t id, const char *name, bool *found)
+/* The index entry of (id, name), or the free entry where it goes. */
+static size_t probe(const struct pv_instset *s, uint32_t id, const char *name)
 {
-        size_t lo = 0, hi = s->n;
+        size_t i = slot_of(s, id);
 
-        /* Collections mostly list instances in the order they were created. */
-        if (s->n > 0 && key_cmp(&s->v[s->n - 1], id, name) < 0) {
-                *found = false;
-                return s->n;
-        }
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int k = key_cmp(&s->v[mid], id, name);
+        while (s->index[i]) {
+                const struct pv_inst *e = &s->v[s->index[i] - 1];
 
-                if (k == 0) {
-                        *found = true;
-                        return mid;
-                }
-                if (k < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
+                if (e->id == id && strcmp(e->name, name) == 0)
+                        break;
+                i = (i + 1) & s->mask;
         }
-        *found = false;
-        return lo;
+        return i;
 }
 
-static int insert(struct pv_instset *s, size_t pos, const char *name, uint32_t id)
+/* Enters v[0..n) into the cleared index. */
+static void index_fill(struct pv_instset *s)
+{
+        for (size_t k = 0; k < s->n; k++)
+                s->index[probe(s, s->v[k].id, s->v[k].name)] = (uint32_t) k + 1;
+}
+
+/* Room for one more instance; the index stays at least twice as large as v. */
+static int reserve(struct pv_instset *s)
+{
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        struct pv_inst *v;
+        uint32_t *index;
+
+        if (s->n < s->cap)
+                return 0;
+        if (cap > UINT32_MAX / 4)
+                return -ENOMEM;
+        /* The index first: a larger one serves the present array as well, should
+         * the array not grow. */
+        index = calloc(2 * cap, sizeof(*index));
+        if (!index)
+                return -ENOMEM;
+        free(s->index);
+        s->index = index;
+        s->mask = 2 * cap - 1;
+        index_fill(s);
+        v = realloc(s->v, cap * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+        return 0;
+}
+
+/* Appends (name, id) to the set and to its index. */
+static int insert(struct pv_instset *s, const char *name, uint32_t id)
 {
         PPERF_COUNTERSET_INSTANCE inst;
         char *copy;
+        int r;
 
-        if (s->n == s->cap) {
-                size_t cap = s->cap ? 2 * s->cap : 16;
-                struct pv_inst *v = realloc(s->v, cap * sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                s->v = v;
-                s->cap = cap;
-        }
+        if ((r = reserve(s)) < 0)
+                return r;
         copy = strdup(name);
         if (!copy)
                 return -ENOMEM;
@@ -67,26 +86,29 @@ static int insert(struct pv_instset *s, size_t pos, const char *name, uint32_t i
                 free(copy);
                 return GetLastError() == ERROR_OUTOFMEMORY ? -ENOMEM : -EINVAL;
         }
-        memmove(&s->v[pos + 1], &s->v[pos], (s->n - pos) * sizeof(*s->v));
-        s->v[pos] = (struct pv_inst) { .id = id, .name = copy, .inst = inst };
-        s->n++;
+        s->v[s->n] = (struct pv_inst) { .id = id, .name = copy, .inst = inst };
+        s->index[probe(s, id, name)] = (uint32_t) ++s->n;
         return 0;
 }
 
 int pv_instset_get(struct pv_instset *s, const char *name, uint32_t id,
                    PPERF_COUNTERSET_INSTANCE *ret)
 {
-        bool found;
-        size_t pos;
+        struct pv_inst *e;
+        size_t i;
         int r;
 
         if (!s || !name || !ret)
                 return -EINVAL;
-        pos = find(s, id, name, &found);
-        if (!found && (r = insert(s, pos, name, id)) < 0)
+        i = s->index ? probe(s, id, name) : 0;
+        if (s->index && s->index[i])
+                e = &s->v[s->index[i] - 1];
+        else if ((r = insert(s, name, id)) < 0)
                 return r;
-        s->v[pos].seen = true;
-        *ret = s->v[pos].inst;
+        else
+                e = &s->v[s->n - 1];
+        e->seen = true;
+        *ret = e->inst;
         return 0;
 }
 
@@ -107,6 +129,11 @@ size_t pv_instset_sweep(struct pv_instset *s)
         }
         gone = s->n - kept;
         s->n = kept;
+        if (gone && s->index) {
+                /* Positions moved: the index is built again, O(n). */
+                memset(s->index, 0, (s->mask + 1) * sizeof(*s->index));
+                index_fill(s);
+        }
         return gone;
 }
 
@@ -118,6 +145,7 @@ void pv_instset_done(struct pv_instset *s)
                 s->v[i].seen = false;
         (void) pv_instset_sweep(s);
         free(s->v);
+        free(s->index);
         *s = (struct pv_instset) { 0 };
 }
 

@@ -21,12 +21,18 @@ struct pv_inst {
         PPERF_COUNTERSET_INSTANCE inst; /* the provider's, until deleted */
 };
 
-/* Kept sorted by (id, name), so that a lookup is a binary search. */
+/*
+ * The instances in no order, and an open-addressing index over them keyed
+ * by id (a PID, an ifindex ...): a lookup costs the same with 10 or 10,000
+ * instances, and a collection of n instances costs O(n).
+ */
 struct pv_instset {
         HANDLE provider;
         GUID cset;
         struct pv_inst *v;
         size_t n, cap;
+        uint32_t *index;                /* position in v + 1; 0: free */
+        size_t mask;                    /* index has mask + 1 entries, a power of 2 */
 };
 
 /* The set starts empty; provider and cset must outlive it. */

@@ -5,12 +5,14 @@
  * -EBADMSG, except in the files whose format grows over kernel versions
  * (meminfo, vmstat, stat), where unknown lines are skipped.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -33,20 +35,12 @@ FILE *pv_fopen(const char *root, const char *rel)
         return fopen(path, "re");
 }
 
-int pv_read_small(const char *root, const char *rel, char *buf, size_t size)
+/* Reads fd to its end (or until buf is full) and closes it. */
+static int read_all_close(int fd, char *buf, size_t size)
 {
-        char path[PATH_MAX];
         size_t len = 0;
         ssize_t n;
-        int fd;
 
-        if (!buf || size == 0)
-                return -EINVAL;
-        if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int) sizeof(path))
-                return -ENAMETOOLONG;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
         /* /proc files come in one read when small, but may come in several. */
         while ((n = read(fd, buf + len, size - 1 - len)) > 0) {
                 len += (size_t) n;
@@ -63,6 +57,46 @@ int pv_read_small(const char *root, const char *rel, char *buf, size_t size)
                 return -ENOBUFS;
         buf[len] = '\0';
         return (int) len;
+}
+
+int pv_read_small(const char *root, const char *rel, char *buf, size_t size)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        if (!buf || size == 0)
+                return -EINVAL;
+        if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return read_all_close(fd, buf, size);
+}
+
+int pv_read_at(int dirfd, const char *name, char *buf, size_t size)
+{
+        ssize_t n;
+        int fd;
+
+        if (!name || !buf || size == 0)
+                return -EINVAL;
+        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        /* One read: the files this is for are made whole by one show() (seq_file's
+         * single_open) and handed out as much as fits, so a short read is the end
+         * and a second read to see the end would cost another system call. */
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                n = -errno;
+        close(fd);
+        if (n < 0)
+                return (int) n;
+        if ((size_t) n == size - 1)
+                return -ENOBUFS;
+        buf[n] = '\0';
+        return (int) n;
 }
 
 int pv_read_s64(const char *root, const char *rel, int64_t *ret)
@@ -268,21 +302,27 @@ int pv_interrupts_read(FILE *f, const unsigned *cpu_id, size_t n, uint64_t *per_
 
 /* ---- key/value files ---- */
 
+/* One line "KEY[:] VALUE [kB]", ended by a newline or the end of the text. */
 static void kv_line(const char *line, const char *const *keys, size_t n, uint64_t *values,
                     uint64_t *found)
 {
-        size_t klen = strcspn(line, ": \t");
-        char unit[8] = "";
+        size_t klen = strcspn(line, ": \t\n");
+        const char *p;
+        char *end;
         uint64_t v;
 
         for (size_t i = 0; i < n; i++) {
                 if (strlen(keys[i]) != klen || strncmp(line, keys[i], klen) != 0)
                         continue;
-                line += klen;
-                line += strspn(line, ": \t");
-                if (sscanf(line, "%" SCNu64 " %7s", &v, unit) < 1)
+                p = line + klen;
+                p += strspn(p, ": \t");
+                if (*p < '0' || *p > '9')
                         return;
-                values[i] = strcmp(unit, "kB") == 0 ? v * 1024 : v;
+                v = strtoull(p, &end, 10);
+                end += strspn(end, " \t");
+                if (end[0] == 'k' && end[1] == 'B' && strchr(" \t\n", end[2]))
+                        v *= 1024;
+                values[i] = v;
                 *found |= UINT64_C(1) << i;
                 return;
         }
@@ -317,6 +357,26 @@ int pv_kv_read_file(const char *root, const char *rel, const char *const *keys, 
         r = pv_kv_read(f, keys, n, values, ret_found);
         fclose(f);
         return r;
+}
+
+int pv_kv_parse(const char *text, const char *const *keys, size_t n, uint64_t *values,
+                uint64_t *ret_found)
+{
+        uint64_t found = 0;
+
+        if (!text || !keys || !values || n > 64)
+                return -EINVAL;
+        for (const char *line = text; *line; ) {
+                const char *nl = strchr(line, '\n');
+
+                kv_line(line, keys, n, values, &found);
+                if (!nl)
+                        break;
+                line = nl + 1;
+        }
+        if (ret_found)
+                *ret_found = found;
+        return 0;
 }
 
 /* ---- /proc/loadavg ---- */
@@ -474,31 +534,221 @@ bool pv_fs_is_pseudo(const char *fstype)
 
 /* ---- /proc/PID/stat ---- */
 
+/* Field k (proc(5)'s numbering: 4 is the ppid) of the fields after the comm. */
+static void pid_stat_field(struct pv_pid_stat *s, unsigned k, uint64_t v)
+{
+        switch (k) {
+        case 4: s->ppid = (uint32_t) v; break;
+        case 14: s->utime = v; break;
+        case 15: s->stime = v; break;
+        case 20: s->num_threads = v; break;
+        case 22: s->starttime = v; break;
+        case 23: s->vsize = v; break;
+        case 24: s->rss = v; break;
+        }
+}
+
+/* The fields 3 (state) to 24 (rss) after the comm; by hand: sscanf is most of the cost. */
+static int pid_stat_fields(const char *p, struct pv_pid_stat *s)
+{
+        static const uint32_t wanted = 1u << 4 | 1u << 14 | 1u << 15 | 1u << 20 | 1u << 22 |
+                                       1u << 23 | 1u << 24;
+        char *end;
+
+        for (unsigned k = 3; k <= 24; k++) {
+                p += strspn(p, " ");
+                if (*p == '\0' || *p == '\n')
+                        return -EBADMSG;
+                if (k == 3)
+                        s->state = *p;
+                else if (wanted & 1u << k) {
+                        if (*p < '0' || *p > '9')
+                                return -EBADMSG;
+                        pid_stat_field(s, k, strtoull(p, &end, 10));
+                }
+                p += strcspn(p, " \n");
+        }
+        return 0;
+}
+
 int pv_pid_stat_parse(const char *line, struct pv_pid_stat *ret)
 {
         struct pv_pid_stat s = { 0 };
         const char *open, *close;
+        char *end;
         size_t len;
 
         if (!line || !ret)
                 return -EINVAL;
         open = strchr(line, '(');
         close = strrchr(line, ')');
-        if (!open || !close || close < open || sscanf(line, "%" SCNu32, &s.pid) != 1)
+        if (!open || !close || close < open || *line < '0' || *line > '9')
                 return -EBADMSG;
+        s.pid = (uint32_t) strtoul(line, &end, 10);
         len = (size_t) (close - open - 1);
         if (len >= sizeof(s.comm))
                 len = sizeof(s.comm) - 1;
         memcpy(s.comm, open + 1, len);
-        /* Fields 3..24 after the comm: state ppid pgrp session tty tpgid flags minflt
-         * cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads
-         * itrealvalue starttime vsize rss. */
-        if (sscanf(close + 1, " %c %" SCNu32 " %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64
-                   " %" SCNu64 " %*d %*d %*d %*d %" SCNu64 " %*d %" SCNu64 " %" SCNu64
-                   " %" SCNu64,
-                   &s.state, &s.ppid, &s.utime, &s.stime, &s.num_threads, &s.starttime,
-                   &s.vsize, &s.rss) != 8)
+        if (pid_stat_fields(close + 1, &s) < 0)
                 return -EBADMSG;
         *ret = s;
         return 0;
+}
+
+int pv_pid_statm_parse(const char *text, struct pv_pid_statm *ret)
+{
+        uint64_t v[3];
+        const char *p = text;
+        char *end;
+
+        if (!text || !ret)
+                return -EINVAL;
+        /* size resident shared text lib data dt, in pages. */
+        for (int i = 0; i < 3; i++) {
+                p += strspn(p, " ");
+                if (*p < '0' || *p > '9')
+                        return -EBADMSG;
+                v[i] = strtoull(p, &end, 10);
+                p = end;
+        }
+        *ret = (struct pv_pid_statm) { .size = v[0], .resident = v[1], .shared = v[2] };
+        return 0;
+}
+
+/* ---- directories ---- */
+
+/* Calls fn on each entry of the directory fd from its start, until fn returns non-0. */
+static int walk_entries(int fd, int (*fn)(const struct dirent64 *e, void *userdata),
+                        void *userdata)
+{
+        /* Small: a walk that stops early costs the entries it saw, and each PID the
+         * kernel lists costs a lookup. */
+        char buf[1024] __attribute__((aligned(8)));
+        ssize_t len;
+
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return -errno;
+        while ((len = getdents64(fd, buf, sizeof(buf))) > 0)
+                for (ssize_t off = 0; off < len; ) {
+                        const struct dirent64 *e = (const struct dirent64 *) (buf + off);
+
+                        if (fn(e, userdata))
+                                return 0;
+                        off += e->d_reclen;
+                }
+        return len < 0 ? -errno : 0;
+}
+
+/* ---- /proc/PID/fd ---- */
+
+static int count_fd(const struct dirent64 *e, void *userdata)
+{
+        *(uint64_t *) userdata += e->d_name[0] != '.';
+        return 0;
+}
+
+/* The entries of fd/ but "." and "..". */
+static int count_listing(int pid_dirfd, uint64_t *ret)
+{
+        uint64_t n = 0;
+        int fd, r;
+
+        fd = openat(pid_dirfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = walk_entries(fd, count_fd, &n);
+        close(fd);
+        if (r < 0)
+                return r;
+        *ret = n;
+        return 0;
+}
+
+int pv_pid_count_fds(int pid_dirfd, bool by_size, uint64_t *ret)
+{
+        struct stat st;
+
+        if (!ret)
+                return -EINVAL;
+        if (!by_size)
+                return count_listing(pid_dirfd, ret);
+        if (fstatat(pid_dirfd, "fd", &st, 0) < 0)
+                return -errno;
+        *ret = (uint64_t) st.st_size;
+        return 0;
+}
+
+bool pv_fds_by_size(int proc_dirfd)
+{
+        struct stat st;
+
+        /* This process holds proc_dirfd open: a kernel that counts says at least 1. */
+        return fstatat(proc_dirfd, "self/fd", &st, 0) == 0 && st.st_size > 0;
+}
+
+/* ---- the processes of /proc ---- */
+
+static bool is_pid(const char *name)
+{
+        return name[0] >= '0' && name[0] <= '9';
+}
+
+static int count_pid(const struct dirent64 *e, void *userdata)
+{
+        *(uint64_t *) userdata += is_pid(e->d_name);
+        return 0;
+}
+
+/* /proc lists its own directories first, then the processes: stops at the first PID. */
+static int count_static_dir(const struct dirent64 *e, void *userdata)
+{
+        if (is_pid(e->d_name))
+                return 1;
+        *(uint64_t *) userdata += e->d_type == DT_DIR;
+        return 0;
+}
+
+int pv_proc_count_listed(int proc_dirfd, uint64_t *ret)
+{
+        uint64_t n = 0;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if ((r = walk_entries(proc_dirfd, count_pid, &n)) < 0)
+                return r;
+        *ret = n;
+        return 0;
+}
+
+int pv_proc_count_by_links(int proc_dirfd, uint64_t *ret)
+{
+        uint64_t dirs = 0;
+        struct stat st;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if ((r = walk_entries(proc_dirfd, count_static_dir, &dirs)) < 0)
+                return r;
+        if (fstat(proc_dirfd, &st) < 0)
+                return -errno;
+        if ((uint64_t) st.st_nlink < dirs)
+                return -EBADMSG;
+        *ret = (uint64_t) st.st_nlink - dirs;
+        return 0;
+}
+
+bool pv_proc_links_count(int proc_dirfd)
+{
+        uint64_t listed, before, after;
+
+        /* Processes come and go meanwhile: a few tries for a quiet moment. */
+        for (int i = 0; i < 5; i++)
+                if (pv_proc_count_by_links(proc_dirfd, &before) == 0 &&
+                    pv_proc_count_listed(proc_dirfd, &listed) == 0 &&
+                    pv_proc_count_by_links(proc_dirfd, &after) == 0 &&
+                    before == after)
+                        return listed == before;
+        return false;
 }

@@ -60,6 +60,9 @@ int pv_interrupts_read(FILE *f, const unsigned *cpu_id, size_t n, uint64_t *per_
  */
 int pv_kv_read(FILE *f, const char *const *keys, size_t n, uint64_t *values,
                uint64_t *ret_found);
+/* pv_kv_read of a NUL-terminated text (a file read whole with pv_read_at). */
+int pv_kv_parse(const char *text, const char *const *keys, size_t n, uint64_t *values,
+                uint64_t *ret_found);
 /* pv_kv_read of the file root/rel. */
 int pv_kv_read_file(const char *root, const char *rel, const char *const *keys, size_t n,
                     uint64_t *values, uint64_t *ret_found);
@@ -125,6 +128,25 @@ struct pv_pid_stat {
 /* One /proc/PID/stat line (a comm may hold spaces and parentheses). */
 int pv_pid_stat_parse(const char *line, struct pv_pid_stat *ret);
 
+/* The first three figures of /proc/PID/statm, in pages. */
+struct pv_pid_statm {
+        uint64_t size;                  /* VmSize */
+        uint64_t resident;              /* VmRSS */
+        uint64_t shared;                /* RssFile + RssShmem: resident - shared is RssAnon */
+};
+
+int pv_pid_statm_parse(const char *text, struct pv_pid_statm *ret);
+
+/*
+ * The open descriptors of the process whose /proc/PID directory is
+ * pid_dirfd: fd/'s st_size when by_size (Linux 6.2 and later count them
+ * there), else its entries, listed.
+ */
+int pv_pid_count_fds(int pid_dirfd, bool by_size, uint64_t *ret);
+
+/* Whether this kernel gives fd/'s count as its st_size; proc_dirfd is /proc, open. */
+bool pv_fds_by_size(int proc_dirfd);
+
 /*
  * Reads the whole small file root/rel (a /proc or /sys file) into buf,
  * NUL-terminated; returns the length or -errno.  -ENOBUFS when it does
@@ -132,10 +154,36 @@ int pv_pid_stat_parse(const char *line, struct pv_pid_stat *ret);
  */
 int pv_read_small(const char *root, const char *rel, char *buf, size_t size);
 
+/*
+ * pv_read_small of the file name under the directory dirfd, in one read:
+ * only for the /proc files that the kernel makes whole at once (the
+ * /proc/PID files: stat, statm, status, io), where a short read is the end.
+ */
+int pv_read_at(int dirfd, const char *name, char *buf, size_t size);
+
 /* A file holding one signed decimal number (sysfs): -errno, or 0 with *ret. */
 int pv_read_s64(const char *root, const char *rel, int64_t *ret);
 
 /* Opens root/rel for reading ("re"); NULL with errno set on failure. */
 FILE *pv_fopen(const char *root, const char *rel);
+
+/* ---- the processes of /proc (proc_dirfd: /proc, open as a directory) ---- */
+
+/* Its numeric entries, listed: what ps -e counts. */
+int pv_proc_count_listed(int proc_dirfd, uint64_t *ret);
+
+/*
+ * /proc's link count less its directories that are not processes ("." and
+ * ".." included): the kernel's count of processes (its link count is its
+ * own directories plus one per process), without listing the processes.
+ */
+int pv_proc_count_by_links(int proc_dirfd, uint64_t *ret);
+
+/*
+ * Whether pv_proc_count_by_links counts what the listing shows: not when
+ * this /proc is of a child PID namespace or hides other users' processes
+ * (hidepid), where the link count still counts every process of the kernel.
+ */
+bool pv_proc_links_count(int proc_dirfd);
 
 #endif /* PV_PROCFS_H */

@@ -9,8 +9,10 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,83 +25,101 @@
 
 static struct pv_instset processes;
 static uint64_t tick_100ns, page_size;
+/* Whether fd/'s size counts the descriptors (Linux 6.2+), probed at start. */
+static bool fds_by_size;
+/* Every file of a process is read into this one buffer: collections are serialised
+ * (plugin.c), and status, the largest, fits with room to spare. */
+static char buf[16384];
 
-enum { VM_RSS, RSS_ANON, VM_SWAP, N_STATUS };
-static const char *const status_keys[N_STATUS] = { "VmRSS", "RssAnon", "VmSwap" };
 enum { IO_RCHAR, IO_WCHAR, N_IO };
 static const char *const io_keys[N_IO] = { "rchar", "wchar" };
+static const char *const swap_key[] = { "VmSwap" };
 
-/* Open descriptors; 0 when the directory cannot be listed (another user's process). */
-static uint64_t count_fds(const char *pid)
+/* What a collection reads of one process; the figures it cannot read are 0. */
+struct figures {
+        struct pv_pid_stat stat;
+        struct pv_pid_statm statm;      /* all 0 for a kernel thread */
+        uint64_t swap;                  /* bytes */
+        uint64_t io[N_IO];
+        uint64_t fds;
+};
+
+/*
+ * No swap in use (or none at all) means no process has any: then status,
+ * the costliest file, need not be read, statm has the rest.  Swap that a
+ * process gets after this is counted by the next collection.
+ */
+static bool swap_in_use(void)
 {
-        char path[64];
-        struct dirent *e;
-        uint64_t n = 0;
-        DIR *d;
+        struct sysinfo si;
 
-        snprintf(path, sizeof(path), "/proc/%s/fd", pid);
-        d = opendir(path);
-        if (!d)
-                return 0;
-        while ((e = readdir(d)))
-                if (e->d_name[0] != '.')
-                        n++;
-        closedir(d);
-        return n;
+        return sysinfo(&si) < 0 || si.totalswap != si.freeswap;
 }
 
-/* The figures of files that may be unreadable (io: another user's process): 0 then. */
-static void read_optional(const char *pid, const char *file, const char *const *keys, size_t n,
-                          uint64_t *values)
+/* The files of one process, through its /proc/PID directory; -ESRCH: gone. */
+static int read_figures(int dfd, bool swap, struct figures *f)
 {
-        char rel[64];
-
-        snprintf(rel, sizeof(rel), "%s/%s", pid, file);
-        if (pv_kv_read_file("/proc", rel, keys, n, values, NULL) < 0)
-                for (size_t i = 0; i < n; i++)
-                        values[i] = 0;
+        *f = (struct figures) { 0 };
+        if (pv_read_at(dfd, "stat", buf, sizeof(buf)) < 0 || pv_pid_stat_parse(buf, &f->stat) < 0)
+                return -ESRCH;
+        /* No virtual memory: a kernel thread or a zombie, whose statm is all 0. */
+        if (f->stat.vsize > 0 && (pv_read_at(dfd, "statm", buf, sizeof(buf)) < 0 ||
+                                  pv_pid_statm_parse(buf, &f->statm) < 0))
+                f->statm = (struct pv_pid_statm) { 0 };
+        if (swap && f->stat.vsize > 0 && pv_read_at(dfd, "status", buf, sizeof(buf)) >= 0)
+                (void) pv_kv_parse(buf, swap_key, 1, &f->swap, NULL);
+        /* io is another user's secret (ptrace access): 0 then. */
+        if (pv_read_at(dfd, "io", buf, sizeof(buf)) >= 0)
+                (void) pv_kv_parse(buf, io_keys, N_IO, f->io, NULL);
+        if (pv_pid_count_fds(dfd, fds_by_size, &f->fds) < 0)
+                f->fds = 0;
+        return 0;
 }
 
-static void process_values(const char *pid, const struct pv_pid_stat *s, uint64_t now,
-                           uint64_t *v)
+static void process_values(const struct figures *f, uint64_t now, uint64_t *v)
 {
-        uint64_t st[N_STATUS] = { 0 }, io[N_IO] = { 0 };
+        const struct pv_pid_stat *s = &f->stat;
+        uint64_t anon = f->statm.resident > f->statm.shared ?
+                        f->statm.resident - f->statm.shared : 0;
 
-        read_optional(pid, "status", status_keys, N_STATUS, st);
-        read_optional(pid, "io", io_keys, N_IO, io);
         v[PV_PROCESS_PCT_PROCESSOR_TIME] = (s->utime + s->stime) * tick_100ns;
         v[PV_PROCESS_PCT_USER_TIME] = s->utime * tick_100ns;
         v[PV_PROCESS_PCT_PRIVILEGED_TIME] = s->stime * tick_100ns;
         v[PV_PROCESS_VIRTUAL_BYTES] = s->vsize;
-        /* stat's rss lags behind the threads' cached counts; status's VmRSS (0 for
-         * kernel threads) agrees with ps(1). */
-        v[PV_PROCESS_WORKING_SET] = st[VM_RSS] ? st[VM_RSS] : s->rss * page_size;
-        v[PV_PROCESS_PRIVATE_BYTES] = st[RSS_ANON] + st[VM_SWAP];
+        /* stat's rss lags behind the threads' cached counts; statm's resident (status's
+         * VmRSS, 0 for kernel threads) agrees with ps(1). */
+        v[PV_PROCESS_WORKING_SET] = (f->statm.resident ? f->statm.resident : s->rss) * page_size;
+        /* status's RssAnon + VmSwap. */
+        v[PV_PROCESS_PRIVATE_BYTES] = anon * page_size + f->swap;
         v[PV_PROCESS_THREAD_COUNT] = s->num_threads;
         v[PV_PROCESS_ID_PROCESS] = s->pid;
         v[PV_PROCESS_CREATING_PROCESS_ID] = s->ppid;
-        v[PV_PROCESS_HANDLE_COUNT] = count_fds(pid);
-        v[PV_PROCESS_IO_READ_BYTES] = io[IO_RCHAR];
-        v[PV_PROCESS_IO_WRITE_BYTES] = io[IO_WCHAR];
+        v[PV_PROCESS_HANDLE_COUNT] = f->fds;
+        v[PV_PROCESS_IO_READ_BYTES] = f->io[IO_RCHAR];
+        v[PV_PROCESS_IO_WRITE_BYTES] = f->io[IO_WCHAR];
         v[PV_PROCESS_ELAPSED_TIME] = s->starttime * tick_100ns;
         v[PV_PROCESS_ELAPSED_TIME_NOW] = now;
         v[PV_PROCESS_ELAPSED_TIME_FREQ] = 10000000u;
 }
 
 /* One process; a process that exited meanwhile is simply not listed (0). */
-static int publish(const char *pid, uint64_t now)
+static int publish(int proc_fd, const char *pid, bool swap, uint64_t now)
 {
         uint64_t v[N_VALUES] = { 0 };
         PPERF_COUNTERSET_INSTANCE inst;
-        struct pv_pid_stat s;
-        char rel[64], line[1024];
-        int r;
+        struct figures f;
+        int dfd, r;
 
-        snprintf(rel, sizeof(rel), "%s/stat", pid);
-        if (pv_read_small("/proc", rel, line, sizeof(line)) < 0 || pv_pid_stat_parse(line, &s) < 0)
+        /* One lookup of the PID; its files are then opened relative to it. */
+        dfd = openat(proc_fd, pid, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
                 return 0;
-        process_values(pid, &s, now, v);
-        r = pv_instset_get(&processes, s.comm, s.pid, &inst);
+        r = read_figures(dfd, swap, &f);
+        close(dfd);
+        if (r < 0)
+                return 0;
+        process_values(&f, now, v);
+        r = pv_instset_get(&processes, f.stat.comm, f.stat.pid, &inst);
         if (r < 0)
                 return r;
         pv_set_values(PV_PROCESS_PROVIDER, inst, &PV_PROCESSInfo.CounterSet, v, N_VALUES);
@@ -111,6 +131,7 @@ static int collect(void)
         struct timespec ts;
         struct dirent *e;
         uint64_t now;
+        bool swap;
         DIR *d;
         int r = 0;
 
@@ -120,9 +141,10 @@ static int collect(void)
         d = opendir("/proc");
         if (!d)
                 return -errno;
+        swap = swap_in_use();
         while (r == 0 && (e = readdir(d)))
                 if (isdigit((unsigned char) e->d_name[0]))
-                        r = publish(e->d_name, now);
+                        r = publish(dirfd(d), e->d_name, swap, now);
         closedir(d);
         if (r == 0)
                 pv_instset_sweep(&processes);
@@ -133,7 +155,12 @@ static ULONG start(PERFLIBREQUEST callback)
 {
         long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
         ULONG status;
+        int fd;
 
+        fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fds_by_size = fd >= 0 && pv_fds_by_size(fd);
+        if (fd >= 0)
+                close(fd);
         tick_100ns = hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
         page_size = page > 0 ? (uint64_t) page : 4096;
         status = CounterInitialize(callback, NULL, NULL, NULL);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * System: the single instance of system-wide counts, from /proc/stat,
- * /proc/loadavg and the /proc directory.  System Up Time is an elapsed
- * time: the boot (0) against CLOCK_BOOTTIME now, in 100 ns units.
+ * /proc/loadavg and the /proc directory (its link count, or its listing).
+ * System Up Time is an elapsed time: the boot (0) against CLOCK_BOOTTIME
+ * now, in 100 ns units.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "instances.h"
 #include "plugin.h"
@@ -19,21 +21,16 @@
 
 static PPERF_COUNTERSET_INSTANCE instance;
 
-/* Numeric entries of /proc: one per process (ps -e counts the same). */
+/* /proc, open while the provider runs, and whether its link count counts its processes. */
+static int proc_fd = -1;
+static bool by_links;
+
+/* One per process, as ps -e counts them; from /proc's link count when that is the same. */
 static int count_processes(uint64_t *ret)
 {
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        uint64_t n = 0;
-
-        if (!d)
-                return -errno;
-        while ((e = readdir(d)))
-                if (isdigit((unsigned char) e->d_name[0]))
-                        n++;
-        closedir(d);
-        *ret = n;
-        return 0;
+        if (proc_fd < 0)
+                return -EBADF;
+        return by_links ? pv_proc_count_by_links(proc_fd, ret) : pv_proc_count_listed(proc_fd, ret);
 }
 
 static int read_threads(uint64_t *ret)
@@ -73,19 +70,34 @@ static int collect(void)
         return 0;
 }
 
+static void close_proc(void)
+{
+        if (proc_fd >= 0)
+                close(proc_fd);
+        proc_fd = -1;
+}
+
 static ULONG start(PERFLIBREQUEST callback)
 {
-        ULONG status = CounterInitialize(callback, NULL, NULL, NULL);
+        ULONG status;
 
+        /* Checked once: the PID namespace and mount options of /proc do not change. */
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        by_links = proc_fd >= 0 && pv_proc_links_count(proc_fd);
+        status = CounterInitialize(callback, NULL, NULL, NULL);
+        if (status == ERROR_SUCCESS)
+                status = pv_single_instance(PV_SYSTEM_PROVIDER, &PV_SYSTEMGuid, CounterCleanup,
+                                            &instance);
         if (status != ERROR_SUCCESS)
-                return status;
-        return pv_single_instance(PV_SYSTEM_PROVIDER, &PV_SYSTEMGuid, CounterCleanup, &instance);
+                close_proc();
+        return status;
 }
 
 static void stop(void)
 {
         CounterCleanup();
         instance = NULL;
+        close_proc();
 }
 
 const struct pv_provider pv_provider = {
