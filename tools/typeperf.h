@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * typeperf's parts: the command line (typeperf-opts.c), the output
- * formats and file (typeperf-out.c) and the sampling loop (typeperf.c).
+ * formats and file (typeperf-out.c), the collection (typeperf-run.c) and
+ * the sampling loop (typeperf.c).
  * Private to the program.
  */
 #ifndef TYPEPERF_H
@@ -10,7 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <time.h>
+
+#include "pcq.h"
 
 /*
  * Exit codes, as typeperf(1) documents them: scripts tell failures apart
@@ -112,5 +116,52 @@ char *tp_header_line(enum tp_format f, char *const *columns, size_t n, time_t wh
  */
 char *tp_sample_line(enum tp_format f, char *const *columns, const struct tp_cell *cells,
                      size_t n, const struct timespec *when, size_t *ret_len);
+
+/* ---- collection (typeperf-run.c) ---- */
+
+struct tp_host {
+        char *name;                     /* as given, NULL: this machine */
+        char *label;                    /* what the column headers show after \\ */
+        pcq_conn *conn;
+        pcq_query *query;
+};
+
+struct tp_column {
+        char *label;                    /* \\host\Object(instance)\Counter */
+        struct tp_host *host;
+        pcq_counter *counter;
+        struct pcq_counter_desc desc;
+        char text[64];
+};
+
+struct tp_run {
+        const struct tp_options *o;
+        struct tp_host *hosts;
+        size_t n_hosts;
+        struct tp_column *cols;
+        size_t n_cols;
+        char **labels;                  /* the columns' labels, for the line builders */
+        struct tp_cell *cells;
+        struct tp_out out;
+        sigset_t stop;                  /* the signals that end the run */
+        unsigned long written;          /* sample lines written */
+};
+
+/* A host name as PDH writes it: no leading backslashes. */
+const char *tp_bare_host(const char *host);
+/*
+ * The host for name (NULL: this machine) in r, connected and with a query
+ * on first use; NULL after printing why, *ret_exit set.  Owned by r.
+ */
+struct tp_host *tp_get_host(struct tp_run *r, const char *name, int *ret_exit);
+/* Adds the columns of r->o's paths, connecting to their hosts; -1 after printing why. */
+int tp_add_counters(struct tp_run *r, int *ret_exit);
+/* Collects every host once; -1 after printing which one failed. */
+int tp_collect(struct tp_run *r);
+/* Writes the header line (none for JSON), then a line of the last collect, to r->out. */
+int tp_write_header(struct tp_run *r);
+int tp_write_sample(struct tp_run *r);
+/* Frees what r holds (not r itself, nor r->out). */
+void tp_run_done(struct tp_run *r);
 
 #endif
