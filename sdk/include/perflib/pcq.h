@@ -332,9 +332,13 @@ PCQ_API void pcq_type_info(uint32_t type, struct pcq_type_info *ret);
  *                             provider restart) — never a huge number;
  *   PDH_CALC_NEGATIVE_DENOMINATOR / PDH_CALC_NEGATIVE_TIMEBASE: a zero or
  *                             negative base or time interval;
- *   PDH_INVALID_ARGUMENT      text types, unknown types.
- * 32-bit types wrap: a 32-bit counter smaller than before is read as having
- * wrapped once when that is plausible (see pcq(3)), 64-bit ones never wrap.
+ *   PDH_CALC_NEGATIVE_VALUE   PERF_ELAPSED_TIME with a start after now;
+ *   PDH_NO_DATA               PERF_COUNTER_NODATA;
+ *   PDH_INVALID_ARGUMENT      text types, unknown types, cur or ret_value
+ *                             NULL, default_scale outside -10..10.
+ * 32-bit types wrap: their values are masked to 32 bits and the difference
+ * taken modulo 2^32 (right when the counter wrapped at most once between
+ * the samples); 64-bit ones never wrap (see pcq-calculate(3)).
  */
 PCQ_API uint32_t pcq_calculate(uint32_t type, int32_t default_scale,
                                const struct pcq_raw *prev, const struct pcq_raw *cur,
