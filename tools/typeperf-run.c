@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pcq.h"
+#include "perflib.h"            /* PERF_ATTRIB_* */
 #include "typeperf.h"
 
 /* Each PerflibV2 call may take this long before the host counts as gone. */
@@ -112,6 +113,23 @@ void tp_run_done(struct tp_run *r)
         free(r->hosts);
 }
 
+/*
+ * Windows' typeperf writes every value as a number with six decimals
+ * (PDH_FMT_DOUBLE: "176361472.000000" for a raw count), whatever the
+ * display attributes say, and log parsers expect numbers: so every value
+ * is shown as real, never in hexadecimal nor left out.
+ */
+static void text_as_number(struct tp_column *c)
+{
+        c->text_type = c->desc.type;
+        if (c->text_type == PERF_COUNTER_RAWCOUNT_HEX)
+                c->text_type = PERF_COUNTER_RAWCOUNT;
+        else if (c->text_type == PERF_COUNTER_LARGE_RAWCOUNT_HEX)
+                c->text_type = PERF_COUNTER_LARGE_RAWCOUNT;
+        c->text_attrib = (c->desc.attrib | PERF_ATTRIB_DISPLAY_AS_REAL) &
+                         ~(PERF_ATTRIB_DISPLAY_AS_HEX | PERF_ATTRIB_NO_DISPLAYABLE);
+}
+
 /* Adds one counter path without wildcards (and without host) as a column of h. */
 static int add_column(struct tp_run *r, struct tp_host *h, const char *path, int *ret_exit)
 {
@@ -134,6 +152,7 @@ static int add_column(struct tp_run *r, struct tp_host *h, const char *path, int
                 return -1;
         }
         pcq_counter_describe(c->counter, &c->desc);
+        text_as_number(c);
         if (asprintf(&c->label, "\\\\%s%s", h->label, path) < 0)
                 goto oom;
         r->n_cols++;
@@ -260,8 +279,8 @@ static void fill_cells(struct tp_run *r)
                         continue;
                 cell->valid = true;
                 cell->value = items[0].value;
-                if (pcq_value_text(items[0].value, items[0].raw_first, c->desc.type,
-                                   c->desc.attrib, 6, 0, c->text, sizeof(c->text)) != ERROR_SUCCESS)
+                if (pcq_value_text(items[0].value, items[0].raw_first, c->text_type,
+                                   c->text_attrib, 6, 0, c->text, sizeof(c->text)) != ERROR_SUCCESS)
                         snprintf(c->text, sizeof(c->text), "%.6f", items[0].value);
         }
 }

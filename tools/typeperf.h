@@ -131,6 +131,8 @@ struct tp_column {
         struct tp_host *host;
         pcq_counter *counter;
         struct pcq_counter_desc desc;
+        uint32_t text_type;             /* desc's type and attributes, for a number */
+        uint64_t text_attrib;
         char text[64];
 };
 
