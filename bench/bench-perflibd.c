@@ -14,7 +14,13 @@
  * bench-pmcd (when PCP is there), so the figures can be read side by side.
  *
  * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
+ *                       [--shape NAME] [--iterations N]
  *        (from the build directory)
+ *
+ * --shape runs one shape only (same-cpu placement, no memory figures, no
+ * pmcd): with --perflibd naming a wrapper that runs perflibd under
+ * valgrind --tool=callgrind, two runs of different --iterations give the
+ * instructions one query costs the server.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +45,8 @@ static const char *perflibd = "server-glue/perflibd";
 static const char *pmcd_bench = "bench/bench-pmcd";
 static char rundir[96];      /* $TMPDIR/perflibd-bench-XXXXXX: short, it holds a socket */
 static bool quick;
+static const char *only;        /* --shape: run this shape alone, no memory, no pmcd */
+static unsigned iterations;     /* --iterations: calls per placement, 0 = the shape's */
 
 struct shape {
         const char *name;
@@ -225,11 +233,41 @@ static int cmp_double(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+static uint32_t le32_at(const uint8_t *b, size_t off)
+{
+        return (uint32_t) b[off] | (uint32_t) b[off + 1] << 8 | (uint32_t) b[off + 2] << 16 |
+               (uint32_t) b[off + 3] << 24;
+}
+
+/*
+ * What every reply must be: the sizes agree, one block of the expected type
+ * with no error, and, for "*", every instance in it.  A reply that is not
+ * is the end of the run, not a figure.
+ */
+static void check_reply(const struct pv2_out *o, const struct shape *s)
+{
+        bool all = strcmp(s->instance, "*") == 0;
+        uint32_t type = all ? (s->counter_id == 0xFFFFFFFFu ? PERF_COUNTERSET
+                                                           : PERF_MULTIPLE_INSTANCES)
+                            : PERF_SINGLE_COUNTER;
+        size_t inst = 48 + 16;
+
+        if (o->out_size < 48 + 16 || le32_at(o->data, 0) != o->out_size ||
+            o->rtn_size != o->out_size || le32_at(o->data, 4) != 1 ||
+            le32_at(o->data, 48) != 0 || le32_at(o->data, 52) != type ||
+            le32_at(o->data, 56) != o->out_size - 48)
+                die("a reply that is not what the query asks for");
+        if (type == PERF_COUNTERSET)
+                inst += le32_at(o->data, inst);         /* _PERF_MULTI_COUNTERS and ids */
+        if (all && (inst + 8 > o->out_size || le32_at(o->data, inst + 4) != s->instances))
+                die("a reply without every instance");
+}
+
 /* Times QueryCounterData; prints p50 and p99 in microseconds. */
 static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                          const struct shape *s, const char *placement)
 {
-        unsigned n = quick ? s->iterations / 10 + 1 : s->iterations;
+        unsigned n = iterations ? iterations : quick ? s->iterations / 10 + 1 : s->iterations;
         double *t = malloc(n * sizeof(*t));
         uint32_t size = 0;
 
@@ -241,6 +279,7 @@ static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                         die("QueryCounterData failed");
                 if (i >= 10)    /* the first calls warm caches and the namespace */
                         t[i - 10] = now_us() - t0;
+                check_reply(&o, s);
                 size = o.out_size;
                 pv2_out_done(&o);
         }
@@ -263,7 +302,7 @@ static void run_shape(const struct shape *s, int ncpu)
         pin(d, 0);
         pin(0, 0);
         time_queries(c, &h, s, "same-cpu");
-        if (ncpu > 1) {
+        if (ncpu > 1 && !only) {
                 pin(d, 1);
                 time_queries(c, &h, s, "two-cpus");
         }
@@ -319,10 +358,18 @@ int main(int argc, char **argv)
                         perflibd = argv[++i];
                 else if (strcmp(argv[i], "--pmcd-bench") == 0 && i + 1 < argc)
                         pmcd_bench = argv[++i];
+                else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc)
+                        only = argv[++i];
+                else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
+                        iterations = (unsigned) strtoul(argv[++i], NULL, 10);
                 else {
-                        fprintf(stderr, "usage: bench-perflibd [--quick] [--perflibd PATH] "
-                                "[--pmcd-bench PATH]\n");
-                        return 2;
+                        bool help = strcmp(argv[i], "--help") == 0;
+
+                        fprintf(help ? stdout : stderr,
+                                "usage: bench-perflibd [--quick] [--perflibd PATH] "
+                                "[--pmcd-bench PATH] [--shape NAME] [--iterations N]\n"
+                                "shapes: 1-value 1000x1 1000x16 10000x1\n");
+                        return help ? 0 : 2;
                 }
         }
         if ((size_t) snprintf(rundir, sizeof(rundir), "%s/perflibd-bench-XXXXXX",
@@ -335,7 +382,12 @@ int main(int argc, char **argv)
         printf("# bench-perflibd: %s run, %d CPUs online, perflibd %s\n",
                quick ? "quick" : "full", ncpu, perflibd);
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
-                run_shape(&shapes[i], ncpu);
+                if (!only || strcmp(only, shapes[i].name) == 0)
+                        run_shape(&shapes[i], ncpu);
+        if (only) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+                return system(cmd) == 0 ? 0 : 1;
+        }
         memory();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
         if (system(cmd) != 0)

@@ -22,7 +22,25 @@
 #include <time.h>
 
 #include "ns-live.h"
+#include "pcq-utf.h"
 #include "reader.h"
+
+/*
+ * An instance's name as snapshots hand it out, UTF-32 and UTF-16LE, kept
+ * per directory slot while the slot holds the same instance: (block_off,
+ * seq) names one instance over the provider's life, and its name never
+ * changes, so an instance seen before costs no read, check or conversion
+ * of its name.  Never changed once made: a snapshot points into it.
+ */
+struct ns_name {
+        uint64_t block_off;
+        uint32_t seq;
+        uint32_t name_len;              /* characters, without the NUL */
+        uint32_t u16_size;              /* bytes of u16: units, NUL, zero padding to 8 */
+        uint8_t *u16;                   /* in the same allocation, 8-aligned */
+        struct ns_name *next;           /* on the retired list */
+        wchar_t name[];                 /* NUL-terminated */
+};
 
 struct ns_prov {
         char *path;                     /* its collect service socket */
@@ -32,6 +50,18 @@ struct ns_prov {
         bool has_desc;                  /* its self-description was seen */
         bool callback;                  /* it has a ControlCallback */
         uint64_t quiet_until;           /* CLOCK_MONOTONIC ns: it timed out; skip it until then */
+
+        /*
+         * Names by directory slot.  A replaced name may still be pointed at
+         * by a snapshot of another thread: it waits on retired until no
+         * snapshot of this provider is left (users).  name_lock guards the
+         * three and is never held across a wait on the provider.
+         */
+        pthread_mutex_t name_lock;
+        struct ns_name **names;
+        uint32_t n_names;
+        struct ns_name *retired;
+        unsigned users;
 };
 
 /* One provider's copy of a counterset. */
@@ -77,11 +107,26 @@ struct ns {
 
 /* ---- providers ---- */
 
+static void names_free(struct ns_name *n)
+{
+        while (n) {
+                struct ns_name *next = n->next;
+
+                free(n);
+                n = next;
+        }
+}
+
 static void prov_free(struct ns_prov *p)
 {
         if (!p)
                 return;
         pl_reader_close(p->r);
+        for (uint32_t i = 0; i < p->n_names; i++)
+                free(p->names[i]);
+        free(p->names);
+        names_free(p->retired);
+        pthread_mutex_destroy(&p->name_lock);
         pthread_mutex_destroy(&p->lock);
         free(p->path);
         free(p);
@@ -133,6 +178,7 @@ static int prov_add(const char *path, void *userdata)
                 return -ENOMEM;
         p->n_csets = -1;
         pthread_mutex_init(&p->lock, NULL);
+        pthread_mutex_init(&p->name_lock, NULL);
         v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
         if (v)
                 ns->provs = v;
@@ -725,14 +771,124 @@ static uint64_t mono_ns(void)
  */
 #define NS_QUIET_NS UINT64_C(1000000000)
 
+/* ---- names ---- */
+
+/* A name entry for w[0..len), converted once. */
+static struct ns_name *name_new(const struct pl_instance *in, const wchar_t *w, uint32_t len)
+{
+        size_t wbytes = ((size_t) len + 1) * sizeof(wchar_t);
+        size_t off = (sizeof(struct ns_name) + wbytes + 7) & ~(size_t) 7;
+        size_t u16max = ((size_t) len * 2 + 1) * 2 + 8;
+        struct ns_name *n = malloc(off + u16max);
+        size_t k = 0;
+
+        if (!n)
+                return NULL;
+        *n = (struct ns_name){ .block_off = in->block_off, .seq = in->seq, .name_len = len,
+                               .u16 = (uint8_t *) n + off };
+        memcpy(n->name, w, wbytes);
+        for (uint32_t i = 0; i < len; i++) {
+                uint16_t u[2];
+                size_t m = pcq_utf16_encode((uint32_t) w[i], u);
+
+                for (size_t j = 0; j < m; j++, k += 2) {
+                        n->u16[k] = (uint8_t) u[j];
+                        n->u16[k + 1] = (uint8_t) (u[j] >> 8);
+                }
+        }
+        /* The NUL, then zeros up to 8: the bytes a client receives. */
+        n->u16_size = (uint32_t) ((k + 2 + 7) & ~(size_t) 7);
+        memset(n->u16 + k, 0, n->u16_size - k);
+        return n;
+}
+
+static int names_grow(struct ns_prov *p, uint32_t slot)
+{
+        uint32_t n = p->n_names ? p->n_names : 64;
+        struct ns_name **v;
+
+        while (n <= slot)
+                n *= 2;
+        v = realloc(p->names, n * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        memset(v + p->n_names, 0, (n - p->n_names) * sizeof(*v));
+        p->names = v;
+        p->n_names = n;
+        return 0;
+}
+
+/*
+ * The name of in, from the cache or read now: NULL with 0 when the
+ * instance went away since the snapshot (leave it out), -ENOMEM.  Under
+ * p->lock (the reader) and p->name_lock.
+ */
+static int name_of(struct ns_prov *p, const struct pl_instance *in, wchar_t *scratch,
+                   const struct ns_name **ret)
+{
+        struct ns_name *n = in->dir_slot < p->n_names ? p->names[in->dir_slot] : NULL;
+        uint32_t len;
+        int k;
+
+        *ret = NULL;
+        if (n && n->block_off == in->block_off && n->seq == in->seq) {
+                *ret = n;
+                return 0;
+        }
+        k = pl_reader_instance_name(p->r, in, scratch, &len);
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                return 0;
+        if (in->dir_slot >= p->n_names && names_grow(p, in->dir_slot) < 0)
+                return -ENOMEM;
+        n = name_new(in, scratch, len);
+        if (!n)
+                return -ENOMEM;
+        if (p->names[in->dir_slot]) {
+                /* A snapshot of another thread may point at it still. */
+                p->names[in->dir_slot]->next = p->retired;
+                p->retired = p->names[in->dir_slot];
+        }
+        p->names[in->dir_slot] = n;
+        *ret = n;
+        return 0;
+}
+
+/* ---- snapshots ---- */
+
+/* One provider's part of a snapshot: its instances and their names. */
+struct snap_part {
+        struct ns_prov *p;
+        struct pl_snapshot *s;          /* NULL: it failed, left out */
+        const struct ns_name **names;   /* per instance; NULL: gone, left out */
+};
+
 /* The snapshot the caller sees, and what keeps its memory alive. */
 struct snap {
         struct ns_snapshot pub;
         struct ns_instance *inst;
         uint64_t *mapped;               /* values of copies laid out differently */
-        struct pl_snapshot **parts;
+        struct snap_part *parts;
         size_t n_parts;
 };
+
+static void part_done(struct snap_part *pt)
+{
+        struct ns_name *dead = NULL;
+
+        if (pt->names) {
+                pthread_mutex_lock(&pt->p->name_lock);
+                if (--pt->p->users == 0) {
+                        dead = pt->p->retired;
+                        pt->p->retired = NULL;
+                }
+                pthread_mutex_unlock(&pt->p->name_lock);
+        }
+        names_free(dead);
+        free(pt->names);
+        pl_snapshot_free(pt->s);
+}
 
 void ns_snapshot_free(struct ns_snapshot *s)
 {
@@ -741,11 +897,29 @@ void ns_snapshot_free(struct ns_snapshot *s)
         if (!sn)
                 return;
         for (size_t i = 0; i < sn->n_parts; i++)
-                pl_snapshot_free(sn->parts[i]);
+                part_done(&sn->parts[i]);
         free(sn->parts);
         free(sn->inst);
         free(sn->mapped);
         free(sn);
+}
+
+/* Names every instance of pt->s; the snapshot counts as a user of the names. */
+static int part_names(struct snap_part *pt)
+{
+        static __thread wchar_t scratch[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
+        struct ns_prov *p = pt->p;
+        int k = 0;
+
+        pt->names = malloc((pt->s->n_instances ? pt->s->n_instances : 1) * sizeof(*pt->names));
+        if (!pt->names)
+                return -ENOMEM;
+        pthread_mutex_lock(&p->name_lock);
+        p->users++;
+        for (uint32_t i = 0; i < pt->s->n_instances && k == 0; i++)
+                k = name_of(p, &pt->s->instances[i], scratch, &pt->names[i]);
+        pthread_mutex_unlock(&p->name_lock);
+        return k;
 }
 
 /* Takes each provider's snapshot; one that fails (it died, it is corrupt) is left out. */
@@ -753,31 +927,37 @@ static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e,
                       unsigned flags, size_t *ret_inst, size_t *ret_mapped)
 {
         size_t n_inst = 0, n_mapped = 0;
+        int r = 0;
 
-        for (size_t k = 0; k < e->n_src; k++) {
+        for (size_t k = 0; k < e->n_src && r == 0; k++) {
                 struct ns_prov *p = e->src[k].p;
                 bool collect = (flags & NS_SNAPSHOT_COLLECT) && mono_ns() >= p->quiet_until;
-                struct pl_snapshot *s = NULL;
+                struct snap_part *pt = &sn->parts[k];
 
+                pt->p = p;
                 io_begin(ns, p);
                 if (pl_reader_snapshot(p->r, e->src[k].cset_index,
-                                       collect ? PL_SNAPSHOT_COLLECT : 0, &s) < 0)
-                        s = NULL;
+                                       (collect ? PL_SNAPSHOT_COLLECT : 0) | PL_SNAPSHOT_NO_NAMES,
+                                       &pt->s) < 0)
+                        pt->s = NULL;
+                /* Names are read under the same reader lock, right after. */
+                if (pt->s)
+                        r = part_names(pt);
                 io_end(ns, p);
-                sn->parts[k] = s;
-                if (!s)
+                sn->n_parts = k + 1;
+                if (!pt->s)
                         continue;
                 /* A provider too slow to dereference its counters in time serves its
                  * last values, and is not waited for again for a while. */
-                if (collect && s->refs_stale)
+                if (collect && pt->s->refs_stale)
                         p->quiet_until = mono_ns() + NS_QUIET_NS;
-                n_inst += s->n_instances;
+                n_inst += pt->s->n_instances;
                 if (e->src[k].map)
-                        n_mapped += (size_t) s->n_instances * e->pub.n_counters;
+                        n_mapped += (size_t) pt->s->n_instances * e->pub.n_counters;
         }
         *ret_inst = n_inst;
         *ret_mapped = n_mapped;
-        return 0;
+        return r;
 }
 
 static void snap_fill(struct snap *sn, const struct ns_entry *e)
@@ -785,16 +965,23 @@ static void snap_fill(struct snap *sn, const struct ns_entry *e)
         uint32_t nc = e->pub.n_counters, n = 0;
         uint64_t *m = sn->mapped;
 
-        for (size_t k = 0; k < e->n_src; k++) {
-                const struct pl_snapshot *s = sn->parts[k];
+        for (size_t k = 0; k < sn->n_parts; k++) {
+                const struct pl_snapshot *s = sn->parts[k].s;
+                const struct ns_name *const *names = sn->parts[k].names;
                 const uint32_t *map = e->src[k].map;
 
                 for (uint32_t i = 0; s && i < s->n_instances; i++) {
                         const struct pl_instance *pi = &s->instances[i];
-                        struct ns_instance *x = &sn->inst[n++];
+                        const struct ns_name *nm = names[i];
+                        struct ns_instance *x = &sn->inst[n];
 
-                        *x = (struct ns_instance){ .id = pi->instance_id, .name = pi->name,
-                                                   .name_len = pi->name_len, .values = pi->values };
+                        if (!nm)
+                                continue;
+                        n++;
+                        *x = (struct ns_instance){ .id = pi->instance_id, .name = nm->name,
+                                                   .name_len = nm->name_len, .values = pi->values,
+                                                   .name16 = nm->u16,
+                                                   .name16_size = nm->u16_size };
                         if (!map)
                                 continue;
                         for (uint32_t c = 0; c < nc; c++)
@@ -823,12 +1010,11 @@ int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
         sn->parts = calloc(e->n_src ? e->n_src : 1, sizeof(*sn->parts));
         if (!sn->parts)
                 goto oom;
-        sn->n_parts = e->n_src;
-        snap_parts(ns, sn, e, flags, &n_inst, &n_mapped);
-        if (n_inst > UINT32_MAX)
+        if (snap_parts(ns, sn, e, flags, &n_inst, &n_mapped) < 0 || n_inst > UINT32_MAX)
                 goto oom;
-        sn->inst = calloc(n_inst ? n_inst : 1, sizeof(*sn->inst));
-        sn->mapped = calloc(n_mapped ? n_mapped : 1, sizeof(*sn->mapped));
+        /* Every entry is written by snap_fill: no need to zero them first. */
+        sn->inst = malloc((n_inst ? n_inst : 1) * sizeof(*sn->inst));
+        sn->mapped = malloc((n_mapped ? n_mapped : 1) * sizeof(*sn->mapped));
         if (!sn->inst || !sn->mapped)
                 goto oom;
         snap_fill(sn, e);

@@ -72,12 +72,17 @@ const struct ns_counterset *ns_find(const struct ns *ns, const GUID *guid);
  * zero-extended, already dereferenced for reference counters.  name is
  * NUL-terminated (name_len characters without the NUL); single-instance
  * countersets have one instance named "" with id 0... as the provider made it.
+ * name16, when not NULL, is the same name as a client receives it:
+ * UTF-16LE, NUL-terminated, zero-padded to a multiple of 8 (name16_size
+ * bytes), encoded as pcq_buf_wcs would encode name.
  */
 struct ns_instance {
         uint32_t id;
         uint32_t name_len;
         const wchar_t *name;
         const uint64_t *values;
+        const uint8_t *name16;
+        uint32_t name16_size;
 };
 struct ns_snapshot {
         uint32_t n_instances;

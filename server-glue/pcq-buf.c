@@ -131,6 +131,17 @@ size_t pcq_wcs_utf16_len(const wchar_t *w, size_t n)
         return units;
 }
 
+bool pcq_utf16_eq_le(const uint16_t *u, size_t un, const uint8_t *le, size_t le_size)
+{
+        /* The units, the NUL, and nothing but padding after it. */
+        if (un >= le_size / 2 || le[2 * un] != 0 || le[2 * un + 1] != 0)
+                return false;
+        for (size_t i = 0; i < un; i++)
+                if (le[2 * i] != (uint8_t) u[i] || le[2 * i + 1] != (uint8_t) (u[i] >> 8))
+                        return false;
+        return true;
+}
+
 bool pcq_utf16_eq_wcs(const uint16_t *u, size_t un, const wchar_t *w, size_t wn)
 {
         size_t k = 0;

@@ -147,6 +147,12 @@ size_t pcq_wcs_utf16_len(const wchar_t *w, size_t n);
 /* Encodes one code point as UTF-16: pcq-utf.h. */
 #include "pcq-utf.h"
 
+/*
+ * u[0..un) (host order, no NUL) equals the UTF-16LE string le, which is
+ * NUL-terminated and zero-padded to le_size bytes.
+ */
+bool pcq_utf16_eq_le(const uint16_t *u, size_t un, const uint8_t *le, size_t le_size);
+
 /* u[0..un) equals w[0..wn) once w is encoded as the writers encode it. */
 bool pcq_utf16_eq_wcs(const uint16_t *u, size_t un, const wchar_t *w, size_t wn);
 

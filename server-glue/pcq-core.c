@@ -122,6 +122,8 @@ bool pcq_instance_matches(const struct pcq_item *it, const struct ns_instance *i
                 return false;
         if (pcq_item_wildcard_instance(it))
                 return true;
+        if (inst->name16)
+                return pcq_utf16_eq_le(it->name, it->name_len, inst->name16, inst->name16_size);
         return pcq_utf16_eq_wcs(it->name, it->name_len, inst->name,
                                 inst->name ? inst->name_len : 0);
 }
@@ -221,6 +223,10 @@ void pcq_emit_instance(struct pcq_buf *b, const struct ns_instance *inst)
         size_t len = inst->name ? inst->name_len : 0;
         size_t start = b->len;
 
+        if (inst->name16) {
+                pcq_emit_instance16(b, inst);
+                return;
+        }
         /* Size is what the block came to: patched, so the name is read once. */
         pcq_buf_u32(b, 0);
         pcq_buf_u32(b, inst->id);

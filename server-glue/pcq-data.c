@@ -138,33 +138,64 @@ static void read_clocks(struct data_call *dc)
 
 /* ---- the blocks ---- */
 
-/* A _PERF_COUNTER_DATA block: the structure, the raw value, padding to 8. */
-static void emit_value(struct pcq_buf *b, const struct ns_counter *c, uint64_t v)
+/* The bytes of a counter's raw value on the wire: 0, 4 or 8. */
+static uint32_t value_bytes(const struct ns_counter *c)
 {
-        uint32_t n = c->size == 0 ? 0 : c->size <= 4 ? 4 : 8;
-        uint32_t size = 8 + (n ? 8 : 0);        /* _PERF_COUNTER_DATA, the value padded to 8 */
-        uint32_t head[2] = { htole32(n), htole32(size) };
-        uint64_t le = htole64(n == 4 ? (uint32_t) v : v);
-        uint8_t *p = pcq_buf_grab(b, size);
-
-        /* One claim per value (the innermost loop of a query): header, value, and
-         * for a 4-byte value the padding that ends it on 8 bytes, zeroed. */
-        if (!p)
-                return;
-        memcpy(p, head, 8);
-        if (n > 0)
-                memcpy(p + 8, &le, 8);
+        return c->size == 0 ? 0 : c->size <= 4 ? 4 : 8;
 }
 
-/* The values of one instance: one counter, or every counter of the set. */
-static void emit_values(struct pcq_buf *b, const struct plan *p, const struct ns_instance *inst)
+/* Bytes of one _PERF_COUNTER_DATA block: the structure, the value padded to 8. */
+static uint32_t value_block_size(const struct ns_counter *c)
+{
+        return value_bytes(c) ? 16 : 8;
+}
+
+/*
+ * Writes a _PERF_COUNTER_DATA block at p (value_block_size bytes, for a
+ * 4-byte value the padding that ends it on 8 bytes zeroed); returns its end.
+ */
+static inline uint8_t *put_value(uint8_t *p, const struct ns_counter *c, uint64_t v)
+{
+        uint32_t n = value_bytes(c);
+        uint32_t head[2] = { htole32(n), htole32(n ? 16 : 8) };
+        uint64_t le = htole64(n == 4 ? (uint32_t) v : v);
+
+        memcpy(p, head, 8);
+        if (!n)
+                return p + 8;
+        memcpy(p + 8, &le, 8);
+        return p + 16;
+}
+
+/* Bytes of the values of one instance, as emit_values puts them. */
+static size_t values_size(const struct plan *p)
+{
+        size_t n = 0;
+
+        if (p->counter >= 0)
+                return value_block_size(&p->cs->counters[p->counter]);
+        for (uint32_t i = 0; i < p->cs->n_counters; i++)
+                n += value_block_size(&p->cs->counters[i]);
+        return n;
+}
+
+/* The values of one instance at q (values_size bytes): one counter, or every counter. */
+static inline void put_values(uint8_t *q, const struct plan *p, const struct ns_instance *inst)
 {
         if (p->counter >= 0) {
-                emit_value(b, &p->cs->counters[p->counter], inst->values[p->counter]);
+                put_value(q, &p->cs->counters[p->counter], inst->values[p->counter]);
                 return;
         }
         for (uint32_t i = 0; i < p->cs->n_counters; i++)
-                emit_value(b, &p->cs->counters[i], inst->values[i]);
+                q = put_value(q, &p->cs->counters[i], inst->values[i]);
+}
+
+static void emit_values(struct pcq_buf *b, const struct plan *p, const struct ns_instance *inst)
+{
+        uint8_t *q = pcq_buf_grab(b, values_size(p));
+
+        if (q)
+                put_values(q, p, inst);
 }
 
 /* _PERF_MULTI_COUNTERS and the counter id array, padded to 8. */
@@ -177,10 +208,41 @@ static void emit_counter_ids(struct pcq_buf *b, const struct ns_counterset *cs)
         pcq_buf_pad8(b);
 }
 
+/*
+ * One instance block and its values, claimed at once when the namespace
+ * has the name ready as the client receives it (the instance-heavy queries
+ * spend their time here).
+ */
+static void emit_one(struct pcq_buf *b, const struct plan *p, const struct ns_instance *inst,
+                     size_t vsize)
+{
+        uint32_t head[2];
+        uint8_t *q;
+
+        if (!inst->name16) {
+                pcq_emit_instance(b, inst);
+                emit_values(b, p, inst);
+                return;
+        }
+        q = pcq_buf_grab(b, 8 + (size_t) inst->name16_size + vsize);
+        if (!q)
+                return;
+        head[0] = htole32(8 + inst->name16_size);
+        head[1] = htole32(inst->id);
+        memcpy(q, head, 8);
+        /* name16_size is a multiple of 8, and names are short: 8 bytes at a time. */
+        for (uint32_t i = 0; i < inst->name16_size; i += 8)
+                memcpy(q + 8 + i, inst->name16 + i, 8);
+        put_values(q + 8 + inst->name16_size, p, inst);
+}
+
 /* _PERF_MULTI_INSTANCES and an instance block for every instance selected. */
 static void emit_instances(struct pcq_buf *b, const struct plan *p)
 {
-        size_t start = b->len;
+        const struct pcq_item *it = p->item;
+        bool every = !it->has_name ||
+                     (it->instance_id == PCQ_ANY_INSTANCE_ID && pcq_item_wildcard_instance(it));
+        size_t start = b->len, vsize = values_size(p);
         uint32_t n = 0;
 
         pcq_buf_u32(b, 0);                      /* dwTotalSize, patched below */
@@ -188,10 +250,9 @@ static void emit_instances(struct pcq_buf *b, const struct plan *p)
         for (uint32_t i = 0; i < p->snap->n_instances; i++) {
                 const struct ns_instance *inst = &p->snap->instances[i];
 
-                if (!pcq_instance_matches(p->item, inst))
+                if (!every && !pcq_instance_matches(it, inst))
                         continue;
-                pcq_emit_instance(b, inst);
-                emit_values(b, p, inst);
+                emit_one(b, p, inst, vsize);
                 n++;
         }
         pcq_buf_patch_u32(b, start, (uint32_t) (b->len - start));

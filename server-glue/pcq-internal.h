@@ -70,6 +70,19 @@ uint32_t pcq_emit_hinted(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint
 /* A _PERF_INSTANCE_HEADER block: header, UTF-16LE name, zero padding to 8. */
 void pcq_emit_instance(struct pcq_buf *b, const struct ns_instance *inst);
 
+/* The same for an instance with name16: one claim, one copy of the name. */
+static inline void pcq_emit_instance16(struct pcq_buf *b, const struct ns_instance *inst)
+{
+        uint32_t size = 8 + inst->name16_size;
+        uint32_t head[2] = { htole32(size), htole32(inst->id) };
+        uint8_t *p = pcq_buf_grab(b, size);
+
+        if (!p)
+                return;
+        memcpy(p, head, 8);
+        memcpy(p + 8, inst->name16, inst->name16_size);
+}
+
 /*
  * ns_notify for the request codes whose buffer is the machine name
  * (PERF_ENUMERATE_INSTANCES, PERF_COLLECT_START, PERF_COLLECT_END): a

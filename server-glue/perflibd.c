@@ -25,6 +25,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "ns-live.h"
+#include "pcq.h"                /* PCQ_DEFAULT_TCP_PORT */
 #include "plugins.h"
 #include "reader.h"
 #include "registry.h"
@@ -43,8 +44,10 @@ static void usage(FILE *f)
                 "                           default %s)\n"
                 "  -p, --plugin-dir=DIR     provider plugins, *.so (env PERFLIB_PLUGIN_DIR;\n"
                 "                           default %s)\n"
-                "  -l, --listen-tcp=HOST:PORT  also serve over TCP, unauthenticated\n"
-                "                           (env PERFLIB_LISTEN_TCP; default: no TCP)\n"
+                "  -l, --listen-tcp=HOST[:PORT]\n"
+                "                           also serve over TCP, unauthenticated (env\n"
+                "                           PERFLIB_LISTEN_TCP; default: no TCP; PORT\n"
+                "                           default " PCQ_DEFAULT_TCP_PORT ")\n"
                 "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
                 "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
                 "                           the server's user (env PERFLIB_GROUP)\n"
@@ -64,6 +67,22 @@ static int dup_to(char **dst, const char *src)
                 return -ENOMEM;
         free(*dst);
         *dst = s;
+        return 0;
+}
+
+/* "HOST" or "[v6]" without a port listens on the port clients assume. */
+static int default_port(char **spec)
+{
+        const char *s = *spec;
+        size_t len = strlen(s);
+        char *t;
+
+        if (s[0] == '[' ? s[len - 1] != ']' : strchr(s, ':') != NULL)
+                return 0;
+        if (asprintf(&t, "%s:%s", s, PCQ_DEFAULT_TCP_PORT) < 0)
+                return -ENOMEM;
+        free(*spec);
+        *spec = t;
         return 0;
 }
 
@@ -124,6 +143,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
         }
         if (d->listen_tcp && !*d->listen_tcp)
                 dup_to(&d->listen_tcp, NULL);
+        if (d->listen_tcp && default_port(&d->listen_tcp) < 0)
+                return -ENOMEM;
         return group && *group ? set_group(d, group) : 0;
 }
 

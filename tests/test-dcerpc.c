@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "dcerpc.h"
 #include "perflibv2.h"
 #include "pv2-fake.h"
 
@@ -843,6 +844,39 @@ static void fragmented_request_and_response(void **state)
         sess_free(&s);
 }
 
+/* A stub given in pieces, however cut, makes the same PDUs as the stub whole. */
+static void call_in_pieces(void **state)
+{
+        enum { N = 5000 };
+        static const size_t cuts[][2] = {
+                { 0, 0 }, { 0, N }, { 20, 20 }, { 20, 4997 }, { 1, 2 }, { 4255, 4257 }, { N, N },
+        };
+        uint8_t *stub = malloc(N);
+
+        (void)state;
+        assert_non_null(stub);
+        for (size_t i = 0; i < N; i++)
+                stub[i] = (uint8_t)(i * 7 + 3);
+        for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+                size_t a = cuts[c][0], b = cuts[c][1];
+                struct dcerpc_piece pieces[3] = {
+                        { stub, a }, { stub + a, b - a }, { stub + b, N - b },
+                };
+                uint8_t *whole = NULL, *cut = NULL;
+                size_t whole_len = 0, cut_len = 0;
+
+                assert_int_equal(dcerpc_append_call(&whole, &whole_len, DCERPC_RESPONSE, 9, 1, 0,
+                                                    stub, N, 1432), 0);
+                assert_int_equal(dcerpc_append_call_pieces(&cut, &cut_len, DCERPC_RESPONSE, 9,
+                                                           1, 0, pieces, 3, 1432), 0);
+                assert_int_equal(cut_len, whole_len);
+                assert_memory_equal(cut, whole, whole_len);
+                free(whole);
+                free(cut);
+        }
+        free(stub);
+}
+
 /* The same session fed in one piece or one byte at a time answers the same. */
 static void byte_at_a_time(void **state)
 {
@@ -972,6 +1006,7 @@ int main(void)
                 cmocka_unit_test_setup(orphaned_and_cancel, setup),
                 cmocka_unit_test_setup(fragmented_request_and_response, setup),
                 cmocka_unit_test_setup(byte_at_a_time, setup),
+                cmocka_unit_test(call_in_pieces),
                 cmocka_unit_test_setup(request_cap, setup),
                 cmocka_unit_test_setup(request_cap_lowered, setup),
                 cmocka_unit_test_setup(thousand_handles_released, setup),

@@ -45,4 +45,40 @@ objdump -T "$so" | grep -q 'PERFLIB_1\.1 *pl_set_provider_description$' ||
         fail "pl_set_provider_description not versioned PERFLIB_1.1"
 internal=$(printf '%s\n' $exported | grep -E '^pl_' | grep -v -E '^pl_(set_provider_description|runtime_dir|reader_[a-z_]+|snapshot_free|scan|collect_timeout_ms)$' || true)
 [ -z "$internal" ] || fail "internal symbols leak: $internal"
-echo "PASS: install, pkg-config, C and C++ build, exports"
+
+# The consumer library: pcq.h alone builds strict C11 and C++, and libpcq
+# exports the pcq_ API only.
+[ -f "$pcdir/pcq.pc" ] || fail "pcq.pc not installed"
+pcq() { pkg-config --define-variable=prefix="$tmp/root$prefix" "$@" pcq; }
+cat >"$tmp/consumer.c" <<'EOC'
+#include <pcq.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+        struct pcq_path p;
+        char *s;
+
+        if (pcq_path_parse("\\\\h\\Obj(i#1)\\C", &p, NULL) != ERROR_SUCCESS)
+                return 1;
+        s = pcq_path_format(&p);
+        pcq_path_done(&p);
+        if (!s)
+                return 1;
+        printf("consumer: %s\n", s);
+        free(s);
+        return 0;
+}
+EOC
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic $san $(pcq --cflags) "$tmp/consumer.c" \
+        -o "$tmp/consumer" $(pcq --libs) || fail "pcq.h C build"
+LD_LIBRARY_PATH="$libdir" "$tmp/consumer" | grep -qF 'consumer: \\h\Obj(i#1)\C' || fail "pcq run"
+${CXX:-c++} -x c++ -std=c++11 -Wall -Wextra -Werror $san $(pcq --cflags) "$tmp/consumer.c" \
+        -o "$tmp/consumer-cxx" $(pcq --libs) || fail "pcq.h C++ build"
+so=$(ls "$libdir"/libpcq.so.* | head -n 1)
+exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRV]$/ {print $3}' | sed 's/@.*//' | grep -v '^PCQ_' | sort)
+unexpected=$(printf '%s\n' $exported | grep -v -E '^pcq_[a-z0-9_]+$' || true)
+[ -z "$unexpected" ] || fail "libpcq: unexpected exports: $unexpected"
+printf '%s\n' $exported | grep -q '^pcq_query_collect$' || fail "libpcq: API not exported"
+printf '%s\n' $exported | grep -q -E '^pcq_utf|^pv2_' && fail "libpcq: internal symbols leak"
+echo "PASS: install, pkg-config, C and C++ build, exports (perflib and pcq)"

@@ -294,6 +294,67 @@ static void test_notify(void **state)
         PerfStopProvider(h2);
 }
 
+/* The name as a client receives it: UTF-16LE, NUL, zeros up to 8. */
+static void expect_name16(const struct ns_instance *in, const uint16_t *u, size_t n)
+{
+        size_t size = (2 * (n + 1) + 7) & ~(size_t) 7;
+
+        assert_non_null(in->name16);
+        assert_int_equal(in->name16_size, size);
+        for (size_t i = 0; i < size / 2; i++) {
+                uint16_t want = i < n ? u[i] : 0;
+
+                assert_int_equal(in->name16[2 * i], want & 0xFF);
+                assert_int_equal(in->name16[2 * i + 1], want >> 8);
+        }
+}
+
+/*
+ * Names are kept per directory slot: an instance deleted and another made
+ * in its place (same slot, same block: names of one length) under another
+ * name is served its own name, while a snapshot taken before still holds
+ * the old one.
+ */
+static void test_slot_reused(void **state)
+{
+        HANDLE h = start_provider(&prov1, false, NULL);
+        PPERF_COUNTERSET_INSTANCE a = PerfCreateInstance(h, &cset, L"first", 1);
+        struct ns_snapshot *s1 = NULL, *s2 = NULL, *s3 = NULL;
+        const struct ns_counterset *cs;
+        struct ns *ns = refreshed(NULL);
+
+        assert_non_null(a);
+        cs = ns_at(ns, 0);
+        assert_int_equal(ns_snapshot(ns, cs, 0, &s1), 0);
+        assert_int_equal(s1->n_instances, 1);
+        expect_name16(&s1->instances[0], (const uint16_t[]) { 'f', 'i', 'r', 's', 't' }, 5);
+
+        PerfDeleteInstance(h, a);
+        a = PerfCreateInstance(h, &cset, L"other", 1);
+        assert_non_null(a);
+        assert_int_equal(ns_snapshot(ns, cs, 0, &s2), 0);
+        assert_int_equal(s2->n_instances, 1);
+        assert_int_equal(wcscmp(s2->instances[0].name, L"other"), 0);
+        expect_name16(&s2->instances[0], (const uint16_t[]) { 'o', 't', 'h', 'e', 'r' }, 5);
+        /* The first snapshot's name was retired, not freed. */
+        assert_int_equal(wcscmp(s1->instances[0].name, L"first"), 0);
+        expect_name16(&s1->instances[0], (const uint16_t[]) { 'f', 'i', 'r', 's', 't' }, 5);
+        ns_snapshot_free(s1);
+        ns_snapshot_free(s2);
+
+        /* Beyond the BMP: a surrogate pair. */
+        PerfDeleteInstance(h, a);
+        a = PerfCreateInstance(h, &cset, L"x\U0001F600", 2);
+        assert_non_null(a);
+        assert_int_equal(ns_snapshot(ns, cs, 0, &s3), 0);
+        assert_int_equal(s3->n_instances, 1);
+        assert_int_equal(s3->instances[0].id, 2);
+        expect_name16(&s3->instances[0], (const uint16_t[]) { 'x', 0xD83D, 0xDE00 }, 3);
+        ns_snapshot_free(s3);
+        PerfStopProvider(h);
+        ns_free(ns);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -302,6 +363,7 @@ int main(void)
                 TU_TEST(test_undescribed),
                 TU_TEST(test_installed),
                 TU_TEST(test_merged),
+                TU_TEST(test_slot_reused),
                 TU_TEST(test_killed),
                 TU_TEST(test_notify),
         };

@@ -701,6 +701,14 @@ static void zero_base(void **state)
         c = at1(3, 0x100000000ull);
         assert_int_equal(calc_fails(PERF_RAW_FRACTION, 0, NULL, &c, 0), PDH_CALC_NEGATIVE_DENOMINATOR);
         near(calc(PERF_LARGE_RAW_FRACTION, 0, NULL, &c, PCQ_FMT_NOCAP100), 100.0 * 3 / 4294967296.0);
+        /* An idle interval, 0/0: 0, as Windows shows an idle disk's Avg. Disk sec/Read */
+        p = at0(40, 100);
+        c = at1(40, 100);
+        near(calc(PERF_AVERAGE_TIMER, 0, &p, &c, 0), 0.0);
+        near(calc(PERF_AVERAGE_BULK, 0, &p, &c, 0), 0.0);
+        near(calc(PERF_SAMPLE_FRACTION, 0, &p, &c, 0), 0.0);
+        c = at1(0, 0);
+        near(calc(PERF_RAW_FRACTION, 0, NULL, &c, 0), 0.0);
         /* MultiId 0 */
         p = at0(0, 0);
         c = at1(100, 0);

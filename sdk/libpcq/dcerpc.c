@@ -95,10 +95,38 @@ int dcerpc_append_fault(uint8_t **out, size_t *out_len, uint32_t call_id,
         return 0;
 }
 
-int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
-                       uint16_t ctx_id, uint16_t opnum, const uint8_t *stub,
-                       size_t stub_len, uint16_t max_frag)
+/* Copies n bytes of the pieces to b, from piece *k at offset *at, moving both on. */
+static void pieces_copy(uint8_t *b, size_t n, const struct dcerpc_piece *pieces, size_t *k,
+                        size_t *at)
 {
+        while (n > 0) {
+                size_t m = pieces[*k].len - *at;
+
+                if (m == 0) {
+                        (*k)++;
+                        *at = 0;
+                        continue;
+                }
+                if (m > n)
+                        m = n;
+                memcpy(b, pieces[*k].data + *at, m);
+                b += m;
+                n -= m;
+                *at += m;
+        }
+}
+
+int dcerpc_append_call_pieces(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
+                              uint16_t ctx_id, uint16_t opnum, const struct dcerpc_piece *pieces,
+                              size_t n_pieces, uint16_t max_frag)
+{
+        size_t stub_len = 0;
+
+        for (size_t i = 0; i < n_pieces; i++) {
+                if (pieces[i].len > SIZE_MAX / 4 - stub_len)
+                        return -ENOMEM;
+                stub_len += pieces[i].len;
+        }
         if (max_frag < DCERPC_CALL_HDR_SIZE + 8)
                 return -EINVAL;
         size_t per = (max_frag - DCERPC_CALL_HDR_SIZE) & ~(size_t)7;
@@ -110,7 +138,7 @@ int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t c
         int r = dcerpc_grow(out, out_len, stub_len + n_frags * DCERPC_CALL_HDR_SIZE, &b);
         if (r < 0)
                 return r;
-        size_t off = 0;
+        size_t off = 0, k = 0, at = 0;
         for (size_t i = 0; i < n_frags; i++) {
                 size_t n = stub_len - off < per ? stub_len - off : per;
                 uint8_t flags = 0;
@@ -124,10 +152,19 @@ int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t c
                 ndr_put_le32(b + 16, left > UINT32_MAX ? UINT32_MAX : (uint32_t)left);
                 ndr_put_le16(b + 20, ctx_id);
                 ndr_put_le16(b + 22, ptype == DCERPC_REQUEST ? opnum : 0);
-                if (n)
-                        memcpy(b + DCERPC_CALL_HDR_SIZE, stub + off, n);
+                pieces_copy(b + DCERPC_CALL_HDR_SIZE, n, pieces, &k, &at);
                 b += DCERPC_CALL_HDR_SIZE + n;
                 off += n;
         }
         return 0;
+}
+
+int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
+                       uint16_t ctx_id, uint16_t opnum, const uint8_t *stub,
+                       size_t stub_len, uint16_t max_frag)
+{
+        struct dcerpc_piece one = { stub, stub_len };
+
+        return dcerpc_append_call_pieces(out, out_len, ptype, call_id, ctx_id, opnum, &one, 1,
+                                         max_frag);
 }

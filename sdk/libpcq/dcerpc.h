@@ -98,4 +98,14 @@ int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t c
                        uint16_t ctx_id, uint16_t opnum, const uint8_t *stub,
                        size_t stub_len, uint16_t max_frag);
 
+/* A stub given in pieces, back to back: a large [out] buffer is copied once,
+ * straight into the fragments, rather than into a stub first. */
+struct dcerpc_piece {
+        const uint8_t *data;
+        size_t len;
+};
+int dcerpc_append_call_pieces(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t call_id,
+                              uint16_t ctx_id, uint16_t opnum, const struct dcerpc_piece *pieces,
+                              size_t n_pieces, uint16_t max_frag);
+
 #endif /* PCQ_DCERPC_H */

@@ -164,7 +164,7 @@ void ndr_push_presize(struct ndr_push *p, size_t cap)
         p->cap = cap;
 }
 
-uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n)
+uint8_t *ndr_push_room(struct ndr_push *p, size_t n)
 {
         if (p->err)
                 return NULL;
@@ -185,8 +185,16 @@ uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n)
                 p->cap = cap;
         }
         uint8_t *b = p->data + p->size;
-        memset(b, 0, n);
         p->size += n;
+        return b;
+}
+
+uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n)
+{
+        uint8_t *b = ndr_push_room(p, n);
+
+        if (b)
+                memset(b, 0, n);
         return b;
 }
 
@@ -224,7 +232,8 @@ void ndr_push_u32(struct ndr_push *p, uint32_t v)
 
 void ndr_push_bytes(struct ndr_push *p, const void *data, size_t n)
 {
-        uint8_t *b = ndr_push_reserve(p, n);
+        /* Overwritten at once: zeroing first would touch every byte twice. */
+        uint8_t *b = ndr_push_room(p, n);
 
         if (b && n)
                 memcpy(b, data, n);

@@ -80,6 +80,8 @@ void ndr_push_wstring(struct ndr_push *p, const uint8_t *units, uint32_t n_units
 void ndr_push_presize(struct ndr_push *p, size_t cap);
 /* Reserves n bytes (zeroed) and returns where they start, NULL on error. */
 uint8_t *ndr_push_reserve(struct ndr_push *p, size_t n);
+/* The same, not zeroed: for bytes the caller writes at once (a recv). */
+uint8_t *ndr_push_room(struct ndr_push *p, size_t n);
 
 /* Little-endian helpers for the PDU layer. */
 static inline uint16_t ndr_le16(const uint8_t *b)

@@ -294,9 +294,10 @@ static uint32_t calc_precision(const struct pcq_raw *p, const struct pcq_raw *c,
  * dC / dB for the fraction and average types.  The base is a count (of
  * samples, of operations), so its difference follows the counter rule of
  * its own type's size (PERF_SAMPLE_BASE and PERF_AVERAGE_BASE are 32-bit,
- * also under the 64-bit PERF_AVERAGE_BULK).  A zero difference (no
- * operation in the interval) is PDH_CALC_NEGATIVE_DENOMINATOR as pcq.h
- * promises: the caller decides whether an idle interval shows as 0.
+ * also under the 64-bit PERF_AVERAGE_BULK).  An idle interval (no
+ * operation, so no time either: 0/0) is 0, which is what Windows shows for
+ * an idle disk's Avg. Disk sec/Read; a counter that moved while its base
+ * did not is PDH_CALC_NEGATIVE_DENOMINATOR.
  */
 static uint32_t delta_ratio(uint32_t type, uint8_t flags, const struct pcq_raw *p,
                             const struct pcq_raw *c, double *ret)
@@ -307,22 +308,22 @@ static uint32_t delta_ratio(uint32_t type, uint8_t flags, const struct pcq_raw *
         if ((r = counter_delta(c->first, p->first, type_is_wide(type), &dc)) ||
             (r = counter_delta(c->second, p->second, !(flags & R_BASE32), &db)))
                 return r;
-        if (db == 0)
+        if (db == 0 && dc != 0)
                 return PDH_CALC_NEGATIVE_DENOMINATOR;
-        *ret = (double)dc / (double)db;
+        *ret = db == 0 ? 0.0 : (double)dc / (double)db;
         return PDH_CSTATUS_VALID_DATA;
 }
 
-/* C1 / B1 of one sample, both masked to their types' sizes. */
+/* C1 / B1 of one sample, both masked to their types' sizes; 0/0 is 0 (an empty disk's free share, say). */
 static uint32_t calc_raw_fraction(uint32_t type, uint8_t flags, const struct pcq_raw *c,
                                   double *ret)
 {
         uint64_t num = type_is_wide(type) ? c->first : (uint32_t)c->first;
         uint64_t den = (flags & R_BASE32) ? (uint32_t)c->second : c->second;
 
-        if (den == 0)
+        if (den == 0 && num != 0)
                 return PDH_CALC_NEGATIVE_DENOMINATOR;
-        *ret = 100.0 * (double)num / (double)den;
+        *ret = den == 0 ? 0.0 : 100.0 * (double)num / (double)den;
         return PDH_CSTATUS_VALID_DATA;
 }
 

@@ -45,7 +45,7 @@ static const struct status_row status_rows[] = {
         { ERROR_INVALID_PARAMETER, "The parameter is incorrect." },
         { ERROR_INSUFFICIENT_BUFFER, "The data area passed to a system call is too small." },
         { ERROR_ALREADY_EXISTS, "Cannot create a file when that file already exists." },
-        { ERROR_NO_DATA, "No data is available." },
+        { ERROR_NO_DATA, "The pipe is being closed." },
         { ERROR_MORE_DATA, "More data is available." },
         { ERROR_NOT_FOUND, "Element not found." },
         { ERROR_CONNECTION_ABORTED, "The network connection was aborted." },

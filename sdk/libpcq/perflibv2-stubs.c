@@ -182,31 +182,48 @@ static void pull_in_size(struct ndr_pull *p, struct pv2_args *a, uint32_t max,
 
 /* ---- [out] parameters ---- */
 
-/* pdwOutSize, pdwRtnSize, the conformant varying lpData, the status. */
-static void push_out(struct ndr_push *o, uint32_t in_size, const struct pv2_out *out,
-                     size_t elem, uint32_t status, uint32_t *fault)
+/*
+ * pdwOutSize, pdwRtnSize, the conformant varying lpData, the status.  With
+ * lp, the lpData bytes are handed over rather than copied into the stub.
+ */
+static void push_out(struct ndr_push *o, uint32_t in_size, struct pv2_out *out,
+                     size_t elem, uint32_t status, struct pv2_lpdata *lp, uint32_t *fault)
 {
+        size_t n = (size_t)out->out_size * elem;
+        uint8_t *b;
+
         if (out->out_size > in_size || (out->out_size && !out->data)) {
                 /* A handler broke the sizing rule: length_is > size_is. */
                 *fault = PV2_NCA_S_FAULT_INVALID_BOUND;
                 return;
         }
-        ndr_push_presize(o, o->size + 24 + (size_t)out->out_size * elem);
+        ndr_push_presize(o, o->size + 24 + (lp ? 0 : n));
         ndr_push_u32(o, out->out_size);
         ndr_push_u32(o, out->rtn_size);
         ndr_push_u32(o, in_size);
         ndr_push_u32(o, 0);
         ndr_push_u32(o, out->out_size);
-        ndr_push_bytes(o, out->data, (size_t)out->out_size * elem);
-        ndr_push_align(o, 4);
-        ndr_push_u32(o, status);
+        if (!lp || !n || o->err) {
+                ndr_push_bytes(o, out->data, n);
+                ndr_push_align(o, 4);
+                ndr_push_u32(o, status);
+                return;
+        }
+        /* The padding after lpData to 4, counted from the stub's start, then the status. */
+        size_t pad = (4 - ((o->size + n) & 3)) & 3;
+
+        *lp = (struct pv2_lpdata){ .data = out->data, .len = n, .at = o->size };
+        out->data = NULL;
+        b = ndr_push_reserve(o, pad + 4);
+        if (b)
+                ndr_put_le32(b + pad, status);
 }
 
 /* ---- the opnums ---- */
 
 /* Methods 0, 1, 2, 5, 6: [in] parameters decoded, an lpData out. */
 static void call_out_method(struct pv2_stubs *s, uint16_t opnum, struct pv2_args *a,
-                            struct ndr_push *o, uint32_t *fault)
+                            struct ndr_push *o, struct pv2_lpdata *lp, uint32_t *fault)
 {
         const struct pv2_handlers *h = s->h;
         struct pv2_out out = { 0 };
@@ -234,7 +251,7 @@ static void call_out_method(struct pv2_stubs *s, uint16_t opnum, struct pv2_args
                 st = h->query_counter_data(s->conn, a->query, a->in_size, &out);
                 break;
         }
-        push_out(o, a->in_size, &out, elem, st, fault);
+        push_out(o, a->in_size, &out, elem, st, lp, fault);
         pv2_out_done(&out);
 }
 
@@ -341,7 +358,8 @@ static void pull_common(struct pv2_stubs *s, uint16_t opnum, struct ndr_pull *p,
 }
 
 int pv2_stubs_call(struct pv2_stubs *s, uint16_t opnum, const uint8_t *stub,
-                   size_t stub_len, struct ndr_push *out, uint32_t *ret_fault)
+                   size_t stub_len, struct ndr_push *out, struct pv2_lpdata *lp,
+                   uint32_t *ret_fault)
 {
         struct pv2_args a = { 0 };
         struct ndr_pull p;
@@ -361,7 +379,7 @@ int pv2_stubs_call(struct pv2_stubs *s, uint16_t opnum, const uint8_t *stub,
                 else if (opnum == PV2_CLOSE_QUERY_HANDLE)
                         do_close(s, &a, out);
                 else
-                        call_out_method(s, opnum, &a, out, &fault);
+                        call_out_method(s, opnum, &a, out, lp, &fault);
         }
         free(a.machine);
         /* Short or malformed stub data wins over a later range fault. */

@@ -293,17 +293,50 @@ uint32_t pv2_client_last_fault(const struct pv2_client *c)
 
 /* ---- one call ---- */
 
+/* Receives the rest of a fault (or anything that is not a response) into c->frag. */
+static int recv_rest(struct pv2_client *c, const struct dcerpc_hdr *h, int64_t deadline)
+{
+        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, h->frag_len - DCERPC_HDR_SIZE,
+                        deadline);
+}
+
 /*
- * Sends stub as a request of opnum, reassembles the response stub (at most
- * resp_cap bytes) into *ret (malloc'd, the caller's).  Returns 0, the
- * RPC_S_CALL_FAILED of a fault, ERROR_CONNECTION_ABORTED or
+ * Receives the stub bytes of one response fragment (its call header is in
+ * c->frag): the first ones into head until *head_got reaches head_len, the
+ * rest straight into ret, which must not grow past resp_cap.
+ */
+static int recv_stub(struct pv2_client *c, size_t n, uint8_t *head, size_t head_len,
+                     size_t *head_got, size_t resp_cap, struct ndr_push *ret, int64_t deadline)
+{
+        size_t h = head_len - *head_got < n ? head_len - *head_got : n;
+        int r = h ? recv_all(c->fd, head + *head_got, h, deadline) : 0;
+
+        if (r < 0)
+                return r;
+        *head_got += h;
+        n -= h;
+        if (n > resp_cap - ret->size)
+                return -EPROTO;
+        uint8_t *b = n ? ndr_push_room(ret, n) : NULL;
+        if (n && !b)
+                return ret->err;
+        return n ? recv_all(c->fd, b, n, deadline) : 0;
+}
+
+/*
+ * Sends stub as a request of opnum, reassembles the response stub: its
+ * first head_len bytes into head (*ret_head_got says how many came), the
+ * rest (at most resp_cap bytes) into *ret (malloc'd, the caller's), each
+ * fragment received where it belongs rather than copied there.  Returns 0,
+ * the RPC_S_CALL_FAILED of a fault, ERROR_CONNECTION_ABORTED or
  * ERROR_OUTOFMEMORY.
  */
-static uint32_t call(struct pv2_client *c, uint16_t opnum, const struct ndr_push *stub,
-                     size_t resp_cap, struct ndr_push *ret)
+static uint32_t call_split(struct pv2_client *c, uint16_t opnum, const struct ndr_push *stub,
+                           uint8_t *head, size_t head_len, size_t *ret_head_got,
+                           size_t resp_cap, struct ndr_push *ret)
 {
         uint8_t *pdus = NULL;
-        size_t pdus_len = 0;
+        size_t pdus_len = 0, head_got = 0;
         int64_t deadline = deadline_of(c);
         uint32_t call_id = c->next_call_id++;
 
@@ -321,42 +354,53 @@ static uint32_t call(struct pv2_client *c, uint16_t opnum, const struct ndr_push
         ndr_push_init(ret);
         for (bool first = true; r == 0;) {
                 struct dcerpc_hdr h;
-                r = recv_pdu(c, &h, deadline);
+                r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
                 if (r < 0)
                         break;
-                if (h.call_id != call_id || h.auth_len != 0 ||
-                    (first && !(h.flags & DCERPC_PFC_FIRST_FRAG))) {
+                if (dcerpc_parse_hdr(c->frag, &h) < 0 || h.call_id != call_id ||
+                    h.auth_len != 0 || (first && !(h.flags & DCERPC_PFC_FIRST_FRAG))) {
                         r = -EPROTO;
                         break;
                 }
-                if (h.ptype == DCERPC_FAULT && h.frag_len >= DCERPC_FAULT_SIZE) {
-                        c->last_fault = ndr_le32(c->frag + 24);
-                        ndr_push_done(ret);
-                        return PV2_RPC_S_CALL_FAILED;
-                }
-                if (h.ptype != DCERPC_RESPONSE || h.frag_len < DCERPC_CALL_HDR_SIZE ||
-                    h.frag_len - DCERPC_CALL_HDR_SIZE > resp_cap - ret->size) {
+                if (h.ptype != DCERPC_RESPONSE || h.frag_len < DCERPC_CALL_HDR_SIZE) {
+                        r = recv_rest(c, &h, deadline);
+                        if (r == 0 && h.ptype == DCERPC_FAULT && h.frag_len >= DCERPC_FAULT_SIZE) {
+                                c->last_fault = ndr_le32(c->frag + 24);
+                                ndr_push_done(ret);
+                                return PV2_RPC_S_CALL_FAILED;
+                        }
                         r = -EPROTO;
                         break;
                 }
+                r = recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
+                             DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE, deadline);
+                if (r < 0)
+                        break;
                 if (first) {
                         /* alloc_hint sizes the buffer, within what the call may return. */
                         uint32_t hint = ndr_le32(c->frag + 16);
                         ndr_push_presize(ret, hint < resp_cap ? hint : resp_cap);
                 }
-                ndr_push_bytes(ret, c->frag + DCERPC_CALL_HDR_SIZE,
-                               h.frag_len - DCERPC_CALL_HDR_SIZE);
-                if (ret->err) {
-                        r = ret->err;
+                r = recv_stub(c, h.frag_len - DCERPC_CALL_HDR_SIZE, head, head_len, &head_got,
+                              resp_cap, ret, deadline);
+                if (r < 0)
                         break;
-                }
                 first = false;
-                if (h.flags & DCERPC_PFC_LAST_FRAG)
+                if (h.flags & DCERPC_PFC_LAST_FRAG) {
+                        if (ret_head_got)
+                                *ret_head_got = head_got;
                         return 0;
+                }
         }
         ndr_push_done(ret);
         c->broken = true;
         return PV2_ERROR_CONNECTION_ABORTED;
+}
+
+static uint32_t call(struct pv2_client *c, uint16_t opnum, const struct ndr_push *stub,
+                     size_t resp_cap, struct ndr_push *ret)
+{
+        return call_split(c, opnum, stub, NULL, 0, NULL, resp_cap, ret);
 }
 
 /* A response stub that does not parse: reported like a fault the client raised. */
@@ -401,39 +445,38 @@ static void push_machine(struct ndr_push *p, const char *machine)
 
 /* ---- the lpData methods ---- */
 
-/* Sends stub, parses pdwOutSize, pdwRtnSize, lpData and the status into out. */
+/*
+ * Sends stub, parses pdwOutSize, pdwRtnSize, lpData and the status into
+ * out.  The five fixed fields before lpData are received apart, so that
+ * the response buffer starts with lpData and becomes out->data as it is.
+ */
 static uint32_t out_call(struct pv2_client *c, uint16_t opnum, struct ndr_push *stub,
                          uint32_t in_size, size_t elem, struct pv2_out *out)
 {
         struct ndr_push resp;
+        uint8_t head[20];
+        size_t got = 0;
         size_t cap = (size_t)in_size * elem + PV2_RESPONSE_SLACK;
-        uint32_t st = call(c, opnum, stub, cap, &resp);
+        uint32_t st = call_split(c, opnum, stub, head, sizeof(head), &got, cap, &resp);
 
         ndr_push_done(stub);
         if (st != ERROR_SUCCESS)
                 return st;
 
-        struct ndr_pull p;
-        ndr_pull_init(&p, resp.data, resp.size);
-        uint32_t out_size = ndr_pull_u32(&p);
-        uint32_t rtn_size = ndr_pull_u32(&p);
-        uint32_t actual = ndr_pull_varying_header(&p, in_size);
-        const uint8_t *data = ndr_pull_bytes(&p, (size_t)actual * elem);
-        st = ndr_pull_u32(&p);
-        if (p.err || actual != out_size) {
+        uint32_t out_size = ndr_le32(head), rtn_size = ndr_le32(head + 4);
+        uint32_t max = ndr_le32(head + 8), offset = ndr_le32(head + 12);
+        uint32_t actual = ndr_le32(head + 16);
+        size_t n = (size_t)actual * elem;
+        /* lpData starts 4-aligned (at 20): the status follows it, aligned to 4. */
+        size_t pad = (4 - (n & 3)) & 3;
+        if (got < sizeof(head) || max != in_size || offset != 0 || actual > max ||
+            actual != out_size || resp.size < n + pad + 4) {
                 ndr_push_done(&resp);
                 return bad_stub(c);
         }
-        uint8_t *copy = malloc(actual ? (size_t)actual * elem : 1);
-        if (!copy) {
-                ndr_push_done(&resp);
-                return ERROR_OUTOFMEMORY;
-        }
-        if (actual)
-                memcpy(copy, data, (size_t)actual * elem);
-        ndr_push_done(&resp);
+        st = ndr_le32(resp.data + n + pad);
         pv2_out_done(out);
-        *out = (struct pv2_out){ .data = copy, .out_size = out_size, .rtn_size = rtn_size };
+        *out = (struct pv2_out){ .data = resp.data, .out_size = out_size, .rtn_size = rtn_size };
         return st;
 }
 

@@ -309,6 +309,7 @@ proto:
 /* Runs the reassembled call and appends its response or fault. */
 static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
 {
+        struct pv2_lpdata lp = { 0 };
         struct ndr_push o;
         uint32_t fault = 0;
         int r;
@@ -316,16 +317,25 @@ static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
         ndr_push_init(&o);
         if (!ctx_known(c, c->call_ctx))
                 fault = PV2_NCA_S_UNK_IF;
-        else if (pv2_stubs_call(c->stubs, c->call_opnum, c->req, c->req_len, &o, &fault) < 0)
+        else if (pv2_stubs_call(c->stubs, c->call_opnum, c->req, c->req_len, &o, &lp,
+                                &fault) < 0)
                 fault = PV2_NCA_S_FAULT_REMOTE_NO_MEMORY;
         if (fault)
                 r = dcerpc_append_fault(rp->out, rp->out_len, c->call_id, c->call_ctx, fault,
                                         fault == PV2_NCA_S_UNK_IF ||
                                         fault == PV2_NCA_S_OP_RNG_ERROR ?
                                         DCERPC_PFC_DID_NOT_EXECUTE : 0);
-        else
-                r = dcerpc_append_call(rp->out, rp->out_len, DCERPC_RESPONSE, c->call_id,
-                                       c->call_ctx, 0, o.data, o.size, c->max_xmit);
+        else {
+                /* The stub up to lpData, lpData, the rest: one copy of lpData. */
+                struct dcerpc_piece pieces[3] = {
+                        { o.data, lp.data ? lp.at : o.size },
+                        { lp.data, lp.len },
+                        { o.data + (lp.data ? lp.at : o.size), lp.data ? o.size - lp.at : 0 },
+                };
+                r = dcerpc_append_call_pieces(rp->out, rp->out_len, DCERPC_RESPONSE, c->call_id,
+                                              c->call_ctx, 0, pieces, 3, c->max_xmit);
+        }
+        free(lp.data);
         ndr_push_done(&o);
         call_reset(c);
         if (c->req_cap > 65536) {

@@ -26,13 +26,25 @@ void pv2_stubs_free(struct pv2_stubs *s);
 size_t pv2_stubs_queries(const struct pv2_stubs *s);
 
 /*
+ * The lpData of a response, left out of the stub so that it is copied only
+ * once, into the PDUs: its bytes belong at offset at of the stub.  data is
+ * owned (free); NULL with len 0 when there is none.
+ */
+struct pv2_lpdata {
+        uint8_t *data;
+        size_t len;
+        size_t at;
+};
+
+/*
  * Runs one call.  On return 0 either *ret_fault is 0 and out holds the
- * response stub, or *ret_fault is the status to send in a fault PDU (the
+ * response stub (with lp's bytes at lp->at, when lp is not NULL), or *ret_fault is the status to send in a fault PDU (the
  * handler may or may not have run: a fault is only decided before the
  * handler, except for an out-of-bounds result).  -ENOMEM when building the
  * response failed.
  */
 int pv2_stubs_call(struct pv2_stubs *s, uint16_t opnum, const uint8_t *stub,
-                   size_t stub_len, struct ndr_push *out, uint32_t *ret_fault);
+                   size_t stub_len, struct ndr_push *out, struct pv2_lpdata *lp,
+                   uint32_t *ret_fault);
 
 #endif /* PCQ_PV2_STUBS_H */

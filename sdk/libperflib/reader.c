@@ -53,6 +53,10 @@ struct pl_reader {
         struct pl_counterset **csets;   /* validated descriptors by index, NULL = not yet */
         uint32_t n_csets;               /* entries allocated in csets */
 
+        /* Sizes of the last snapshot, to allocate the next one at once. */
+        uint32_t last_instances;
+        size_t last_arena;
+
         struct ctrpp_provider_desc *desc;       /* the parsed self-description, NULL = not yet */
         bool desc_bad;                  /* the published one is malformed: for good */
 };
@@ -840,8 +844,10 @@ static bool name_ok(const wchar_t *name, uint32_t chars)
  * Copies the parts of a block read under its sequence lock.  Everything
  * that sizes a copy comes from the local header copy, so a block changing
  * underneath can only produce a copy that the seq check then discards.
+ * name NULL: the name is checked for size only and not copied (the caller
+ * fetches it with pl_reader_instance_name when it does not know it yet).
  */
-static int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
+static inline int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
                      uint32_t slot, wchar_t *name, struct pl_instance *out)
 {
         const struct pl_seg_instance *si = (const struct pl_seg_instance *) (r->base + off);
@@ -853,31 +859,32 @@ static int inst_copy(const struct pl_reader *r, const struct pl_counterset *c, u
         if (seq & 1)
                 return -EAGAIN;
         dir_slot = __atomic_load_n(&si->dir_slot, __ATOMIC_RELAXED);
-        memcpy(&ci, ci_base, sizeof(ci));
+        __builtin_memcpy(&ci, ci_base, sizeof(ci));
         if (dir_slot != slot || !inst_head_ok(c, &ci) ||
             !heap_ok(r, off, sizeof(*si) + (uint64_t) ci.dwSize))
                 return -EBADMSG;
-        memcpy(name, ci_base + ci.InstanceNameOffset, ci.InstanceNameSize);
+        if (name)
+                memcpy(name, ci_base + ci.InstanceNameOffset, ci.InstanceNameSize);
         for (uint32_t i = 0; i < c->num_counters; i++)
                 out->values[i] = load_value(ci_base + sizeof(ci), &c->counters[i]);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&si->seq, __ATOMIC_RELAXED) != seq)
                 return -EAGAIN;
         uint32_t chars = ci.InstanceNameSize / (uint32_t) sizeof(wchar_t);
-        if (!name_ok(name, chars))
+        if (name && !name_ok(name, chars))
                 return -EBADMSG;
         out->instance_id = ci.InstanceId;
         out->seq = seq;
-        out->name_len = chars - 1;
+        out->name_len = name ? chars - 1 : 0;
         return 0;
 }
 
 /*
  * Reads one directory entry's block into out: the values into vals (the
- * counterset's counters), the name into scratch (PL_SEG_MAX_NAME_BYTES).
- * <0 leaves the block out of the snapshot.
+ * counterset's counters), the name into scratch (PL_SEG_MAX_NAME_BYTES;
+ * NULL: no name).  <0 leaves the block out of the snapshot.
  */
-static int inst_read(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
+static inline int inst_read(const struct pl_reader *r, const struct pl_counterset *c, uint64_t off,
                      uint32_t slot, wchar_t *scratch, uint64_t *vals, struct pl_instance *out)
 {
         /* The fixed part first; the name's extent is checked once it is known. */
@@ -897,6 +904,9 @@ struct snap_state {
         struct pl_reader *r;
         uint32_t want;                  /* cset index or PL_ALL_COUNTERSETS */
         uint32_t n_csets;               /* published when the scan started */
+        bool no_names;                  /* PL_SNAPSHOT_NO_NAMES */
+        uint32_t last_ci;               /* the counterset of the last slot read, */
+        const struct pl_counterset *last_c;     /* NULL = none yet */
         struct pl_snapshot *s;
         uint32_t cap;
         uint64_t *vals;                 /* scratch for one instance's values */
@@ -918,11 +928,12 @@ struct snap_state {
 static int arena_put(struct snap_state *st, const struct pl_instance *inst, size_t *ret_off)
 {
         size_t vsize = (size_t) inst->num_values * sizeof(uint64_t);
-        size_t nsize = ((size_t) inst->name_len + 1) * sizeof(wchar_t);
+        size_t nsize = st->no_names ? 0 : ((size_t) inst->name_len + 1) * sizeof(wchar_t);
         size_t need = (vsize + nsize + 7) & ~(size_t) 7;
 
         if (need > st->arena_cap - st->arena_len) {
-                size_t cap = st->arena_cap ? st->arena_cap : 4096;
+                size_t hint = st->r->last_arena + st->r->last_arena / 8;
+                size_t cap = st->arena_cap ? st->arena_cap : hint > 4096 ? hint : 4096;
                 uint8_t *a;
 
                 while (cap - st->arena_len < need)
@@ -933,8 +944,12 @@ static int arena_put(struct snap_state *st, const struct pl_instance *inst, size
                 st->arena = a;
                 st->arena_cap = cap;
         }
-        memcpy(st->arena + st->arena_len, inst->values, vsize);
-        memcpy(st->arena + st->arena_len + vsize, st->name, nsize);
+        /* A few values at most, aligned: a loop, not a call. */
+        for (uint32_t i = 0; i < inst->num_values; i++)
+                memcpy(st->arena + st->arena_len + i * sizeof(uint64_t), &inst->values[i],
+                       sizeof(uint64_t));
+        if (nsize)
+                memcpy(st->arena + st->arena_len + vsize, st->name, nsize);
         *ret_off = st->arena_len;
         st->arena_len += need;
         return 0;
@@ -949,8 +964,9 @@ static void snap_finish(struct snap_state *st)
                 struct pl_instance *in = &s->instances[i];
 
                 in->values = (uint64_t *) (st->arena + st->offs[i]);
-                in->name = (wchar_t *) (st->arena + st->offs[i] +
-                                        (size_t) in->num_values * sizeof(uint64_t));
+                if (!st->no_names)
+                        in->name = (wchar_t *) (st->arena + st->offs[i] +
+                                                (size_t) in->num_values * sizeof(uint64_t));
         }
         s->arena = st->arena;
         st->arena = NULL;
@@ -976,7 +992,8 @@ static int snap_push(struct snap_state *st, const struct pl_instance *inst)
         size_t off;
 
         if (s->n_instances == st->cap) {
-                uint32_t cap = st->cap ? st->cap * 2 : 64;
+                uint32_t hint = st->r->last_instances + st->r->last_instances / 8;
+                uint32_t cap = st->cap ? st->cap * 2 : hint > 64 ? hint : 64;
                 struct pl_instance *a = realloc(s->instances, sizeof(*a) * cap);
                 size_t *o;
 
@@ -991,6 +1008,7 @@ static int snap_push(struct snap_state *st, const struct pl_instance *inst)
         }
         if (arena_put(st, inst, &off) < 0)
                 return -ENOMEM;
+
         st->offs[s->n_instances] = off;
         s->instances[s->n_instances] = *inst;
         s->instances[s->n_instances].values = NULL;     /* set by snap_finish */
@@ -1015,13 +1033,21 @@ static int snap_slot(struct snap_state *st, const uint64_t *dir, uint32_t slot)
                 if (load_cset_count(st->r, &st->n_csets) < 0 || ci >= st->n_csets)
                         return 0;
         }
-        k = cset_get(st->r, ci, &c);
-        if (k < 0)
-                return k == -ENOMEM ? k : 0;
-        k = vals_reserve(st, c->num_counters);
-        if (k < 0)
-                return k;
-        k = inst_read(st->r, c, e & PL_DIR_OFFSET_MASK, slot, st->name, st->vals, &inst);
+        if (st->last_c && ci == st->last_ci) {
+                /* Slot after slot holds the same counterset: looked up once. */
+                c = st->last_c;
+        } else {
+                k = cset_get(st->r, ci, &c);
+                if (k < 0)
+                        return k == -ENOMEM ? k : 0;
+                k = vals_reserve(st, c->num_counters);
+                if (k < 0)
+                        return k;
+                st->last_ci = ci;
+                st->last_c = c;
+        }
+        k = inst_read(st->r, c, e & PL_DIR_OFFSET_MASK, slot, st->no_names ? NULL : st->name,
+                      st->vals, &inst);
         if (k < 0)
                 return k == -ENOMEM ? k : 0;
         return snap_push(st, &inst);
@@ -1078,10 +1104,11 @@ static int snap_prepare(struct snap_state *st, uint32_t cset_index)
 int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                        struct pl_snapshot **ret)
 {
-        struct snap_state st = { .r = r, .want = cset_index };
+        struct snap_state st = { .r = r, .want = cset_index,
+                                 .no_names = flags & PL_SNAPSHOT_NO_NAMES };
         int k;
 
-        if (!r || !ret || (flags & ~PL_SNAPSHOT_COLLECT))
+        if (!r || !ret || (flags & ~(PL_SNAPSHOT_COLLECT | PL_SNAPSHOT_NO_NAMES)))
                 return -EINVAL;
         k = snap_prepare(&st, cset_index);
         if (k < 0)
@@ -1090,8 +1117,12 @@ int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                 st.s->refs_stale = !collect(r);
         st.s->generation = __atomic_load_n(&hdr(r)->generation, __ATOMIC_ACQUIRE);
         k = snap_scan(&st);
-        if (k == 0)
+        if (k == 0) {
+                /* Most snapshots of a reader look like the one before. */
+                r->last_instances = st.s->n_instances;
+                r->last_arena = st.arena_len;
                 snap_finish(&st);
+        }
         free(st.vals);
         free(st.offs);
         free(st.arena);
@@ -1100,6 +1131,41 @@ int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                 return k;
         }
         *ret = st.s;
+        return 0;
+}
+
+int pl_reader_instance_name(struct pl_reader *r, const struct pl_instance *in,
+                            wchar_t *buf, uint32_t *ret_len)
+{
+        const struct pl_counterset *c;
+        struct pl_instance again;
+        uint64_t *vals;
+        int k;
+
+        if (!r || !in || !buf || !ret_len)
+                return -EINVAL;
+        k = cset_get(r, in->cset_index, &c);
+        if (k < 0)
+                return k;
+        /* The values are read again and dropped: one read path, one set of checks. */
+        vals = malloc(((size_t) c->num_counters + 1) * sizeof(*vals));
+        if (!vals)
+                return -ENOMEM;
+        k = inst_read(r, c, in->block_off, in->dir_slot, buf, vals, &again);
+        free(vals);
+        if (k == 0 && again.seq != in->seq)
+                return -ESTALE;
+        if (k < 0 && k != -ENOMEM && heap_ok(r, in->block_off, sizeof(struct pl_seg_instance))) {
+                /* A block reused for another instance looks malformed for a moment. */
+                const struct pl_seg_instance *si =
+                        (const struct pl_seg_instance *) (r->base + in->block_off);
+
+                if (k == -EAGAIN || __atomic_load_n(&si->seq, __ATOMIC_ACQUIRE) != in->seq)
+                        return -ESTALE;
+        }
+        if (k < 0)
+                return k;
+        *ret_len = again.name_len;
         return 0;
 }
 

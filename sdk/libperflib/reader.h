@@ -119,6 +119,10 @@ PL_PRIVATE int pl_reader_description(struct pl_reader *r, const struct ctrpp_pro
 /* Refresh reference counters first (in-process: directly; otherwise through
  * the provider's collect service, waiting at most the collect bound). */
 #define PL_SNAPSHOT_COLLECT     0x1u
+/* Leave the names out (name NULL, name_len 0): for a caller that keeps them
+ * by (dir_slot, block_off, seq) and asks pl_reader_instance_name for the
+ * ones it has not seen. */
+#define PL_SNAPSHOT_NO_NAMES    0x2u
 
 struct pl_instance {
         uint32_t cset_index;
@@ -144,6 +148,15 @@ PL_PRIVATE int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index,
                                   unsigned flags, struct pl_snapshot **ret);
 /* Accepts NULL. */
 PL_PRIVATE void pl_snapshot_free(struct pl_snapshot *s);
+
+/*
+ * The name of an instance a snapshot returned, into buf
+ * (PL_SEG_MAX_NAME_BYTES), NUL-terminated, *ret_len characters without the
+ * NUL.  -ESTALE when the block no longer holds that instance (deleted, or
+ * reused: its seq moved), -EBADMSG when it is malformed.
+ */
+PL_PRIVATE int pl_reader_instance_name(struct pl_reader *r, const struct pl_instance *in,
+                                       wchar_t *buf, uint32_t *ret_len);
 
 /*
  * Asks the provider to run its ControlCallback with request_code and the

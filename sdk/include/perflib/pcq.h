@@ -225,6 +225,15 @@ PCQ_API bool pcq_ident_iter_next(pcq_iter *it, struct pcq_ident_item *ret);
  * PERF_COUNTER_HEADER (it matches QueryCounterInfo's Index); value points
  * into the buffer (size bytes, little-endian, 4 or 8 for numbers).
  */
+/*
+ * Block types of PERF_COUNTER_HEADER (MS-PCQ 2.2.4.8), the values of
+ * perflib.h's PerfCounterDataType, here so that a consumer needs pcq.h only.
+ */
+#define PCQ_BLOCK_ERROR                 0u      /* PERF_ERROR_RETURN */
+#define PCQ_BLOCK_SINGLE_COUNTER        1u      /* PERF_SINGLE_COUNTER */
+#define PCQ_BLOCK_MULTIPLE_COUNTERS     2u      /* PERF_MULTIPLE_COUNTERS */
+#define PCQ_BLOCK_MULTIPLE_INSTANCES    4u      /* PERF_MULTIPLE_INSTANCES */
+#define PCQ_BLOCK_COUNTERSET            6u      /* PERF_COUNTERSET */
 struct pcq_data_header {
         uint32_t num_counters;
         uint64_t perf_time;             /* PerfTimeStamp */
@@ -234,7 +243,7 @@ struct pcq_data_header {
 };
 struct pcq_data_item {
         uint32_t block;
-        uint32_t block_type;            /* PERF_SINGLE_COUNTER ... PERF_COUNTERSET */
+        uint32_t block_type;            /* PCQ_BLOCK_* */
         uint32_t status;                /* the block's dwStatus */
         uint32_t counter_id;            /* 0xFFFFFFFF when the block does not say */
         uint32_t instance_id;
@@ -331,7 +340,8 @@ PCQ_API void pcq_type_info(uint32_t type, struct pcq_type_info *ret);
  *                             invalid, or a counter that went backwards (a
  *                             provider restart) — never a huge number;
  *   PDH_CALC_NEGATIVE_DENOMINATOR / PDH_CALC_NEGATIVE_TIMEBASE: a zero or
- *                             negative base or time interval;
+ *                             negative base or time interval (but 0/0, an
+ *                             average over an idle interval, is 0);
  *   PDH_CALC_NEGATIVE_VALUE   PERF_ELAPSED_TIME with a start after now;
  *   PDH_NO_DATA               PERF_COUNTER_NODATA;
  *   PDH_INVALID_ARGUMENT      text types, unknown types, cur or ret_value

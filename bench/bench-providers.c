@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench-providers: the cost of one full collection of each Linux provider
+ * plugin, driven the way perflibd drives it: the plugin is loaded and
+ * started, then each collection is PERF_COLLECT_START through the
+ * provider's collect service, a snapshot of its counterset, and
+ * PERF_COLLECT_END.  Then Process again with 1,000 extra processes
+ * running.  Prints figures; passes or fails nothing.
+ *
+ *      bench-providers [--quick] [PLUGIN.so ...]
+ *
+ * With no plugin named, every providers/<name>/.libs/<name>.so of the build
+ * tree ($top_builddir, else "..") is measured.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perflib-plugin.h"
+#include "reader.h"
+
+#define EXTRA_PROCESSES 1000
+
+static char rundir[128];
+static int iterations = 20;
+
+static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        fputs("bench-providers: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        exit(1);
+}
+
+static void __attribute__((format(printf, 3, 4)))
+svc_log(const struct perflib_plugin_services *svc, int priority, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        fputs("# plugin: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+static double now_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+/* The socket of the one provider in the runtime directory. */
+static int find_socket(const char *path, void *userdata)
+{
+        snprintf(userdata, PATH_MAX, "%s", path);
+        return 1;
+}
+
+struct running {
+        void *dl;
+        const struct perflib_plugin *plugin;
+        void *state;
+        struct pl_reader *r;
+        struct perflib_plugin_services svc;
+};
+
+static void plugin_start(const char *so, struct running *p)
+{
+        perflib_plugin_entry_fn entry;
+        char sock[PATH_MAX] = "";
+
+        p->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+        if (!p->dl)
+                die("%s: %s", so, dlerror());
+        entry = (perflib_plugin_entry_fn) dlsym(p->dl, PERFLIB_PLUGIN_ENTRY_SYMBOL);
+        if (!entry)
+                die("%s: no %s", so, PERFLIB_PLUGIN_ENTRY_SYMBOL);
+        p->plugin = entry();
+        p->svc = (struct perflib_plugin_services) { .abi = PERFLIB_PLUGIN_ABI,
+                                                    .size = sizeof(p->svc), .log = svc_log,
+                                                    .runtime_dir = rundir };
+        if (p->plugin->start(&p->svc, &p->state) != 0)
+                die("%s: start failed", so);
+        if (pl_scan(rundir, find_socket, sock, NULL) != 1 || pl_reader_open(sock, &p->r) < 0)
+                die("%s: its provider is not in %s", so, rundir);
+}
+
+static void plugin_stop(struct running *p)
+{
+        pl_reader_close(p->r);
+        p->plugin->stop(p->state);
+        dlclose(p->dl);
+}
+
+/* One collection as perflibd does it; returns the instance count. */
+static uint32_t collect(struct pl_reader *r)
+{
+        static const wchar_t machine[] = L"";
+        struct pl_snapshot *s;
+        uint32_t status, n;
+
+        if (pl_reader_notify(r, PERF_COLLECT_START, machine, sizeof(machine), &status) < 0 ||
+            pl_reader_snapshot(r, 0, PL_SNAPSHOT_COLLECT, &s) < 0 ||
+            pl_reader_notify(r, PERF_COLLECT_END, machine, sizeof(machine), &status) < 0)
+                die("a collection failed");
+        n = s->n_instances;
+        pl_snapshot_free(s);
+        return n;
+}
+
+static void measure(const char *so, const char *label)
+{
+        struct running p;
+        double best = 1e18, total = 0;
+        uint32_t n = 0;
+
+        plugin_start(so, &p);
+        n = collect(p.r);                       /* warm: instances exist */
+        for (int i = 0; i < iterations; i++) {
+                double t0 = now_us(), dt;
+
+                n = collect(p.r);
+                dt = now_us() - t0;
+                total += dt;
+                if (dt < best)
+                        best = dt;
+        }
+        printf("%s: mean %.1f us, best %.1f us per collection (%u instances)\n", label,
+               total / iterations, best, n);
+        plugin_stop(&p);
+}
+
+static char *label_of(const char *so)
+{
+        const char *base = strrchr(so, '/');
+        char *l = strdup(base ? base + 1 : so), *dot;
+
+        if (!l)
+                die("out of memory");
+        if ((dot = strstr(l, ".so")))
+                *dot = '\0';
+        return l;
+}
+
+static pid_t *spawn_sleepers(int n)
+{
+        pid_t *pids = calloc((size_t) n, sizeof(*pids));
+
+        if (!pids)
+                die("out of memory");
+        for (int i = 0; i < n; i++) {
+                pids[i] = fork();
+                if (pids[i] < 0)
+                        die("fork: %s", strerror(errno));
+                if (pids[i] == 0) {
+                        for (;;)
+                                pause();
+                }
+        }
+        return pids;
+}
+
+static void kill_sleepers(pid_t *pids, int n)
+{
+        for (int i = 0; i < n; i++)
+                kill(pids[i], SIGKILL);
+        for (int i = 0; i < n; i++)
+                waitpid(pids[i], NULL, 0);
+        free(pids);
+}
+
+static void setup_rundir(void)
+{
+        const char *tmp = getenv("TMPDIR");
+
+        snprintf(rundir, sizeof(rundir), "%s/perflib-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(rundir) || setenv("PERFLIB_RUNTIME_DIR", rundir, 1) < 0)
+                die("%s: %s", rundir, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+        const char *top = getenv("top_builddir");
+        const char *process = NULL;
+        char pattern[PATH_MAX];
+        glob_t g = { 0 };
+        int first = 1;
+
+        if (argc > 1 && strcmp(argv[1], "--quick") == 0) {
+                iterations = 5;
+                first++;
+        }
+        if (argc > first && (strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--help") == 0)) {
+                printf("usage: bench-providers [--quick] [PLUGIN.so ...]\n");
+                return 0;
+        }
+        if (argc == first) {
+                snprintf(pattern, sizeof(pattern), "%s/providers/*/.libs/*.so", top ? top : "..");
+                if (glob(pattern, 0, NULL, &g) != 0)
+                        die("no plugin matches %s (run from the build directory's bench/)", pattern);
+        }
+        setup_rundir();
+        /* Process with 1,000 more processes takes longer than perflibd's default
+         * bound of 100 ms (pl_collect_timeout_ms): measure it, do not time it out. */
+        if (!getenv("PERFLIB_COLLECT_TIMEOUT_MS"))
+                setenv("PERFLIB_COLLECT_TIMEOUT_MS", "10000", 1);
+        printf("# bench-providers: %d collections per figure, %ld online CPUs\n", iterations,
+               sysconf(_SC_NPROCESSORS_ONLN));
+        for (size_t i = 0; i < (argc == first ? g.gl_pathc : (size_t) (argc - first)); i++) {
+                const char *so = argc == first ? g.gl_pathv[i] : argv[first + (int) i];
+                char *label = label_of(so);
+
+                measure(so, label);
+                if (strcmp(label, "process") == 0)
+                        process = so;
+                free(label);
+        }
+        if (process) {
+                pid_t *pids = spawn_sleepers(EXTRA_PROCESSES);
+
+                measure(process, "process+1000");
+                kill_sleepers(pids, EXTRA_PROCESSES);
+        }
+        globfree(&g);
+        rmdir(rundir);
+        return 0;
+}

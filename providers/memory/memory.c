@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory: the single instance of the system's memory, from /proc/meminfo and /proc/vmstat. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "instances.h"
+#include "plugin.h"
+#include "procfs.h"
+#include "memory.h"
+
+#define N_VALUES        (PV_MEMORY_PCT_SWAP_USAGE_BASE + 1)
+#define MIB             (1024 * 1024)
+
+enum { MEM_TOTAL, MEM_FREE, MEM_AVAILABLE, BUFFERS, CACHED, SRECLAIMABLE, SWAP_TOTAL,
+       SWAP_FREE, COMMITTED_AS, N_MEM };
+static const char *const mem_keys[N_MEM] = {
+        "MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable",
+        "SwapTotal", "SwapFree", "Committed_AS",
+};
+enum { PGFAULT, PGMAJFAULT, PSWPIN, PSWPOUT, N_VM };
+static const char *const vm_keys[N_VM] = { "pgfault", "pgmajfault", "pswpin", "pswpout" };
+
+static PPERF_COUNTERSET_INSTANCE instance;
+
+static void memory_values(const uint64_t *m, uint64_t *v)
+{
+        uint64_t limit = m[MEM_TOTAL] + m[SWAP_TOTAL];
+        uint64_t swap_used = m[SWAP_TOTAL] > m[SWAP_FREE] ? m[SWAP_TOTAL] - m[SWAP_FREE] : 0;
+
+        v[PV_MEMORY_AVAILABLE_BYTES] = m[MEM_AVAILABLE];
+        v[PV_MEMORY_AVAILABLE_KBYTES] = m[MEM_AVAILABLE] / 1024;
+        v[PV_MEMORY_AVAILABLE_MBYTES] = m[MEM_AVAILABLE] / MIB;
+        v[PV_MEMORY_COMMITTED_BYTES] = m[COMMITTED_AS];
+        v[PV_MEMORY_COMMIT_LIMIT] = limit;
+        /* The fractions are 32-bit: MiB keeps them exact up to 4 PiB. */
+        v[PV_MEMORY_PCT_COMMITTED_IN_USE] = m[COMMITTED_AS] / MIB;
+        v[PV_MEMORY_PCT_COMMITTED_IN_USE_BASE] = limit / MIB;
+        v[PV_MEMORY_CACHE_BYTES] = m[BUFFERS] + m[CACHED] + m[SRECLAIMABLE];
+        v[PV_MEMORY_FREE_ZERO_BYTES] = m[MEM_FREE];
+        v[PV_MEMORY_SWAP_TOTAL] = m[SWAP_TOTAL];
+        v[PV_MEMORY_SWAP_FREE] = m[SWAP_FREE];
+        v[PV_MEMORY_SWAP_USED] = swap_used;
+        v[PV_MEMORY_PCT_SWAP_USAGE] = swap_used / MIB;
+        v[PV_MEMORY_PCT_SWAP_USAGE_BASE] = m[SWAP_TOTAL] / MIB;
+}
+
+static int collect(void)
+{
+        uint64_t m[N_MEM] = { 0 }, vm[N_VM] = { 0 }, v[N_VALUES] = { 0 };
+        int r;
+
+        if ((r = pv_kv_read_file("/proc", "meminfo", mem_keys, N_MEM, m, NULL)) < 0 ||
+            (r = pv_kv_read_file("/proc", "vmstat", vm_keys, N_VM, vm, NULL)) < 0)
+                return r;
+        memory_values(m, v);
+        v[PV_MEMORY_PAGE_FAULTS] = vm[PGFAULT];
+        v[PV_MEMORY_PAGES] = vm[PSWPIN] + vm[PSWPOUT];
+        v[PV_MEMORY_PAGES_INPUT] = vm[PSWPIN];
+        v[PV_MEMORY_PAGES_OUTPUT] = vm[PSWPOUT];
+        v[PV_MEMORY_PAGE_READS] = vm[PGMAJFAULT];
+        pv_set_values(PV_MEMORY_PROVIDER, instance, &PV_MEMORYInfo.CounterSet, v, N_VALUES);
+        return 0;
+}
+
+static ULONG start(PERFLIBREQUEST callback)
+{
+        ULONG status = CounterInitialize(callback, NULL, NULL, NULL);
+
+        if (status != ERROR_SUCCESS)
+                return status;
+        return pv_single_instance(PV_MEMORY_PROVIDER, &PV_MEMORYGuid, CounterCleanup, &instance);
+}
+
+static void stop(void)
+{
+        CounterCleanup();
+        instance = NULL;
+}
+
+const struct pv_provider pv_provider = {
+        .name = "memory", .start = start, .collect = collect, .stop = stop,
+};

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Browsing: resolving a path against the catalog, the live instances of a
+ * counterset with PDH's #n numbering of duplicate names, and the two path
+ * lists typeperf prints (pcq_list_paths, pcq_expand_path).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client-internal.h"
+
+/* ---- instances ---- */
+
+void cl_instances_free(struct cl_instance *v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i].name);
+        free(v);
+}
+
+void cl_instances_number(struct cl_instance *v, size_t n)
+{
+        /* Quadratic, but instance lists are short and this keeps server order. */
+        for (size_t i = 0; i < n; i++) {
+                v[i].occurrence = 0;
+                for (size_t j = 0; j < i; j++)
+                        if (!strcasecmp(v[j].name, v[i].name))
+                                v[i].occurrence++;
+        }
+}
+
+uint32_t cl_instances(pcq_conn *c, const GUID *set, struct cl_instance **ret, size_t *ret_n)
+{
+        struct pcq_instance_item item;
+        struct cl_instance *v = NULL, *nv;
+        struct pcq_buf b = { 0 };
+        size_t n = 0;
+        pcq_iter it;
+        uint32_t e = pcq_enum_instances(c, set, &b);
+
+        if (e == ERROR_WMI_INSTANCE_NOT_FOUND)
+                e = ERROR_SUCCESS;      /* none live: an empty list */
+        if (e)
+                return e;
+        pcq_instance_iter_begin(&it, &b);
+        while (pcq_instance_iter_next(&it, &item)) {
+                nv = realloc(v, (n + 1) * sizeof(*v));
+                if (!nv || !(nv[n].name = strdup(item.name))) {
+                        v = nv ? nv : v;
+                        e = PDH_MEMORY_ALLOCATION_FAILURE;
+                        break;
+                }
+                v = nv;
+                v[n++].id = item.id;
+        }
+        if (!e)
+                e = pcq_iter_error(&it);
+        pcq_iter_done(&it);
+        pcq_buf_done(&b);
+        if (e) {
+                cl_instances_free(v, n);
+                return e;
+        }
+        cl_instances_number(v, n);
+        *ret = v;
+        *ret_n = n;
+        return ERROR_SUCCESS;
+}
+
+bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence)
+{
+        const char *pat = p->instance;
+        size_t plen, len;
+        char *full = NULL;
+        bool r;
+
+        if (!pat)
+                return true;
+        if (p->parent) {
+                if (asprintf(&full, "%s/%s", p->parent, p->instance) < 0)
+                        return false;
+                pat = full;
+        }
+        plen = strlen(pat);
+        len = strlen(name);
+        if (plen > 0 && pat[plen - 1] == '*')
+                r = plen - 1 <= len && !strncasecmp(pat, name, plen - 1);
+        else
+                r = !strcasecmp(pat, name) && occurrence == p->index;
+        free(full);
+        return r;
+}
+
+/* ---- string vectors ---- */
+
+uint32_t cl_strv_push(struct cl_strv *sv, char *s)
+{
+        if (!s)
+                return PDH_MEMORY_ALLOCATION_FAILURE;
+        if (sv->n + 2 > sv->cap) {
+                size_t cap = sv->cap ? 2 * sv->cap : 16;
+                char **v = realloc(sv->v, cap * sizeof(*v));
+
+                if (!v) {
+                        free(s);
+                        return PDH_MEMORY_ALLOCATION_FAILURE;
+                }
+                sv->v = v;
+                sv->cap = cap;
+        }
+        sv->v[sv->n++] = s;
+        sv->v[sv->n] = NULL;
+        return ERROR_SUCCESS;
+}
+
+PCQ_API void pcq_strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* Hands sv's vector to *ret (an empty one when nothing was pushed). */
+static uint32_t strv_finish(struct cl_strv *sv, uint32_t e, char ***ret)
+{
+        if (!e && !sv->v && !(sv->v = calloc(1, sizeof(char *))))
+                e = PDH_MEMORY_ALLOCATION_FAILURE;
+        if (e) {
+                pcq_strv_free(sv->v);
+                return e;
+        }
+        *ret = sv->v;
+        return ERROR_SUCCESS;
+}
+
+/* ---- resolving a path ---- */
+
+static void say(char **ret_error, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!ret_error)
+                return;
+        free(*ret_error);
+        va_start(ap, fmt);
+        if (vasprintf(ret_error, fmt, ap) < 0)
+                *ret_error = NULL;
+        va_end(ap);
+}
+
+static const char *where(const pcq_conn *c, char *buf, size_t size)
+{
+        if (!*c->host)
+                return "the local machine";
+        snprintf(buf, size, "host '%s'", c->host);
+        return buf;
+}
+
+uint32_t cl_resolve(pcq_conn *c, const char *path, struct pcq_path *ret_path,
+                    const struct cl_set **ret_set, char **ret_error)
+{
+        struct pcq_path p = { 0 };
+        const struct cl_set *s;
+        char buf[300];
+        size_t pos = 0;
+        uint32_t e = pcq_path_parse(path, &p, &pos);
+
+        if (e) {
+                say(ret_error, "malformed counter path '%s' (at byte %zu)", path, pos);
+                return e;
+        }
+        if (p.host && strcasecmp(p.host, c->host) &&
+            !(!*c->host && (!strcmp(p.host, ".") || !strcasecmp(p.host, "localhost")))) {
+                say(ret_error, "path '%s' names host '%s', but the query is connected to %s",
+                    path, p.host, where(c, buf, sizeof(buf)));
+                e = PDH_CSTATUS_NO_MACHINE;
+                goto fail;
+        }
+        s = cl_catalog_find(c, p.object);
+        if (!s) {
+                say(ret_error, "no counterset named '%s' on %s", p.object,
+                    where(c, buf, sizeof(buf)));
+                e = PDH_CSTATUS_NO_OBJECT;
+                goto fail;
+        }
+        if (strcmp(p.counter, "*") && !cl_set_counter(s, p.counter)) {
+                say(ret_error, "counterset '%s' has no counter named '%s'", s->name, p.counter);
+                e = PDH_CSTATUS_NO_COUNTER;
+                goto fail;
+        }
+        *ret_path = p;
+        *ret_set = s;
+        return ERROR_SUCCESS;
+fail:
+        pcq_path_done(&p);
+        return e;
+}
+
+/* ---- listing ---- */
+
+/* The paths of one counter: "(*)", or each live instance (and _Total). */
+static uint32_t counter_paths(const pcq_conn *c, const struct pcq_path *p, const struct cl_set *s,
+                              const struct cl_counter *ctr, const struct cl_instance *inst,
+                              size_t n_inst, bool with_instances, struct cl_strv *out)
+{
+        uint32_t e = ERROR_SUCCESS;
+
+        (void) c;
+        if (!cl_set_has_instances(s))
+                return cl_strv_push(out, cl_item_path(p, s->name, NULL, 0, ctr->name));
+        if (!with_instances)
+                return cl_strv_push(out, cl_item_path(p, s->name, "*", 0, ctr->name));
+        for (size_t i = 0; !e && i < n_inst; i++)
+                if (cl_instance_matches(p, inst[i].name, inst[i].occurrence))
+                        e = cl_strv_push(out, cl_item_path(p, s->name, inst[i].name,
+                                                           inst[i].occurrence, ctr->name));
+        if (!e && cl_set_aggregate(s) && n_inst > 0 && cl_instance_matches(p, CL_TOTAL, 0))
+                e = cl_strv_push(out, cl_item_path(p, s->name, CL_TOTAL, 0, ctr->name));
+        return e;
+}
+
+/* Every path of s matching p's counter and instance parts. */
+static uint32_t set_paths(pcq_conn *c, const struct pcq_path *p, const struct cl_set *s,
+                          bool with_instances, struct cl_strv *out)
+{
+        struct cl_instance *inst = NULL;
+        size_t n_inst = 0;
+        uint32_t e = ERROR_SUCCESS;
+
+        if (with_instances && cl_set_has_instances(s))
+                e = cl_instances(c, &s->reg.guid, &inst, &n_inst);
+        for (uint32_t i = 0; !e && i < s->reg.num_counters; i++) {
+                const struct cl_counter *ctr = &s->counters[i];
+
+                if (strcmp(p->counter, "*") ? strcasecmp(p->counter, ctr->name) != 0 :
+                                              !cl_counter_listed(ctr))
+                        continue;
+                e = counter_paths(c, p, s, ctr, inst, n_inst, with_instances, out);
+        }
+        cl_instances_free(inst, n_inst);
+        return e;
+}
+
+PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_instances,
+                                char ***ret)
+{
+        struct pcq_path p = { .instance = (char *) "*", .counter = (char *) "*" };
+        struct cl_strv out = { 0 };
+        uint32_t e;
+
+        if (!c || !ret)
+                return PDH_INVALID_ARGUMENT;
+        p.host = *c->host ? c->host : NULL;
+        e = cl_catalog_load(c, true);
+        if (!e && object && !cl_catalog_find(c, object))
+                e = PDH_CSTATUS_NO_OBJECT;
+        for (size_t i = 0; !e && i < c->catalog.n; i++) {
+                const struct cl_set *s = &c->catalog.sets[i];
+
+                if (object && strcasecmp(object, s->name))
+                        continue;
+                e = set_paths(c, &p, s, with_instances, &out);
+        }
+        return strv_finish(&out, e, ret);
+}
+
+PCQ_API uint32_t pcq_expand_path(pcq_conn *c, const char *path, char ***ret)
+{
+        struct cl_strv out = { 0 };
+        const struct cl_set *s;
+        struct pcq_path p;
+        uint32_t e;
+
+        if (!c || !path || !ret)
+                return PDH_INVALID_ARGUMENT;
+        e = cl_resolve(c, path, &p, &s, NULL);
+        if (e)
+                return e;
+        /* Single-instance sets have no instance part to expand. */
+        e = set_paths(c, &p, s, true, &out);
+        pcq_path_done(&p);
+        return strv_finish(&out, e, ret);
+}
