@@ -14,6 +14,7 @@
  *
  * Usage: bench-typeperf [--quick] [--perflibd PATH]   (from the build directory)
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,10 +52,14 @@ static const struct ctrpp_provider_desc desc = {
 
 static const char *perflibd = "server-glue/perflibd";
 static char rundir[96];         /* short: it holds a socket */
+static pid_t server;            /* perflibd, once started */
 
+/* Leaves no perflibd behind (the provider ends with our pipe). */
 static void die(const char *what)
 {
         fprintf(stderr, "bench-typeperf: %s\n", what);
+        if (server > 0)
+                kill(server, SIGTERM);
         exit(1);
 }
 
@@ -152,19 +157,27 @@ static int cmp_double(const void *a, const void *b)
 /* Sets up r with the 1,000 columns, waiting (10 s at most) for perflibd. */
 static void open_run(struct tp_run *r, struct tp_options *o)
 {
+        int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+        bool ok = false;
         char path[160];
         int code = 0;
 
-        for (int i = 0; i < 1000; i++) {
+        /* Quiet while perflibd starts: typeperf's messages say it is not there yet. */
+        dup2(null, STDERR_FILENO);
+        for (int i = 0; i < 1000 && !ok; i++) {
                 *r = (struct tp_run) { .o = o, .out = { .fd = -1 } };
-                if (tp_add_counters(r, &code) == 0)
+                ok = tp_add_counters(r, &code) == 0;
+                if (ok)
                         break;
                 tp_run_done(r);
                 if (code != TP_EXIT_CONNECT && code != TP_EXIT_COUNTER)
-                        die("typeperf's setup failed");
+                        break;
                 usleep(10000);
         }
-        if (r->n_cols != INSTANCES)
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        close(null);
+        if (!ok || r->n_cols != INSTANCES)
                 die("perflibd did not serve the 1,000 instances (run from the build directory?)");
         snprintf(path, sizeof(path), "%s/samples.csv", rundir);
         if (tp_out_open(&r->out, path) < 0 || tp_write_header(r) < 0)
@@ -184,8 +197,6 @@ static void time_samples(struct tp_run *r, unsigned n)
 
         if (!total || !coll)
                 die("out of memory");
-        if (tp_collect(r) < 0)          /* primes the rate counters, as typeperf does */
-                die("collect failed");
         for (unsigned i = 0; i < n; i++) {
                 double t0 = now_us(), t1;
 
@@ -216,7 +227,7 @@ int main(int argc, char **argv)
         const char *tmp = getenv("TMPDIR");
         bool quick = false;
         struct tp_run r;
-        pid_t prov_pid, server;
+        pid_t prov_pid;
         char cmd[200];
         int wfd;
 

@@ -55,7 +55,7 @@ expect() {
 # same FILE EXPECTED-TEXT: the lines of FILE, sorted, are exactly those given
 same() {
         checks=$((checks + 1))
-        printf '%s\n' "$2" | LC_ALL=C sort >"$tmp/want"
+        if [ -n "$2" ]; then printf '%s\n' "$2"; fi | LC_ALL=C sort >"$tmp/want"
         LC_ALL=C sort "$1" >"$tmp/got"
         cmp -s "$tmp/want" "$tmp/got" || {
                 fail "$3: listing differs (- want, + got):"
@@ -119,11 +119,11 @@ mkdir -p "$tmp/run" "$tmp/registry" "$tmp/plugins"
 export PERFLIB_RUNTIME_DIR="$tmp/run"
 unset PERFLIB_SOCKET PERFLIB_LISTEN_TCP PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR
 "$top_builddir/server-glue/lodctr" --registry-dir "$tmp/registry" \
-        "/M:$top_srcdir/tests/ctrpp/spec/example-usermode.man" >/dev/null ||
+        "/M:$top_srcdir/tests/ctrpp/spec/example-usermode.man" >"$tmp/lodctr.log" 2>&1 ||
         { echo "FAIL: lodctr"; exit 1; }
 "$top_builddir/tests/typeperf-provider" --workers 2 >"$tmp/provider.out" 2>&1 &
 provider_pid=$!
-wait_for 'grep -q ^ready "$tmp/provider.out"' 100 || { echo "FAIL: provider"; exit 1; }
+wait_for 'grep -qs ^ready "$tmp/provider.out"' 100 || { echo "FAIL: provider"; exit 1; }
 port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$top_builddir/server-glue/perflibd" --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
         --listen-tcp "127.0.0.1:$port" >"$tmp/perflibd.log" 2>&1 &
@@ -299,8 +299,10 @@ stop() {
         "$tp" '\Typeperf Test\Ticks/sec' '\Typeperf Workers(*)\Queue Length' -si "$4" -o "$out" \
                 2>"$tmp/err" &
         bg_pid=$!
-        wait_for '[ "$(wc -l <"$out" 2>/dev/null || echo 0)" -ge "$3" ]' 100 ||
-                fail "$1: only $(wc -l <"$out" 2>/dev/null) lines after 10 s"
+        min=$3
+        # shellcheck disable=SC2016 # (expanded by wait_for's eval)
+        wait_for '[ -f "$out" ] && [ "$(wc -l <"$out")" -ge "$min" ]' 100 ||
+                fail "$1: fewer than $min lines after 10 s"
         kill -"$1" "$bg_pid"
         wait "$bg_pid"
         status=$?

@@ -97,8 +97,10 @@ oom:
 
 void tp_run_done(struct tp_run *r)
 {
-        for (size_t i = 0; i < r->n_cols; i++)
+        for (size_t i = 0; i < r->n_cols; i++) {
                 free(r->cols[i].label);
+                free(r->cols[i].match);
+        }
         free(r->cols);
         free(r->labels);
         free(r->cells);
@@ -130,7 +132,7 @@ static void text_as_number(struct tp_column *c)
                          ~(PERF_ATTRIB_DISPLAY_AS_HEX | PERF_ATTRIB_NO_DISPLAYABLE);
 }
 
-/* Adds one counter path without wildcards (and without host) as a column of h. */
+/* Adds path (its host part removed) to h's query: a column, or a wildcard to expand. */
 static int add_column(struct tp_run *r, struct tp_host *h, const char *path, int *ret_exit)
 {
         struct tp_column *v = realloc(r->cols, (r->n_cols + 1) * sizeof(*v));
@@ -141,7 +143,7 @@ static int add_column(struct tp_run *r, struct tp_host *h, const char *path, int
                 goto oom;
         r->cols = v;
         c = &v[r->n_cols];
-        *c = (struct tp_column) { .host = h };
+        *c = (struct tp_column) { .host = h, .wildcard = strchr(path, '*') != NULL };
         st = pcq_query_add(h->query, path, &c->counter);
         if (st != ERROR_SUCCESS) {
                 const char *why = pcq_query_error(h->query);
@@ -153,7 +155,7 @@ static int add_column(struct tp_run *r, struct tp_host *h, const char *path, int
         }
         pcq_counter_describe(c->counter, &c->desc);
         text_as_number(c);
-        if (asprintf(&c->label, "\\\\%s%s", h->label, path) < 0)
+        if (!c->wildcard && asprintf(&c->label, "\\\\%s%s", h->label, path) < 0)
                 goto oom;
         r->n_cols++;
         return 0;
@@ -163,39 +165,99 @@ oom:
         return -1;
 }
 
-/* Adds path as a column, or every path its wildcards stand for now. */
-static int add_path(struct tp_run *r, struct tp_host *h, const char *path, int *ret_exit)
+/* \\host and the path of an item as the library names it, without its host part. */
+static char *item_label(const struct tp_host *h, const char *path)
 {
-        char **v = NULL;
-        uint32_t st;
-        int ret = 0;
+        struct pcq_path p = { 0 };
+        char *bare = NULL, *label;
 
-        if (!strchr(path, '*'))
-                return add_column(r, h, path, ret_exit);
-        st = pcq_expand_path(h->conn, path, &v);
-        if (st != ERROR_SUCCESS) {
-                fprintf(stderr, "typeperf: %s: %s\n", path, pcq_status_text(st));
-                *ret_exit = TP_EXIT_COUNTER;
+        if (pcq_path_parse(path, &p, NULL) == ERROR_SUCCESS) {
+                free(p.host);
+                p.host = NULL;
+                bare = pcq_path_format(&p);
+                pcq_path_done(&p);
+        }
+        if (asprintf(&label, "\\\\%s%s", h->label, bare ? bare : path) < 0)
+                label = NULL;
+        free(bare);
+        return label;
+}
+
+/* Appends to *v the columns wildcard w matched at the priming collect. */
+static int expand_one(const struct tp_column *w, struct tp_column **v, size_t *n)
+{
+        const struct pcq_value *items;
+        struct tp_column *nv;
+        size_t k;
+
+        if (pcq_counter_values(w->counter, 0, &items, &k) != ERROR_SUCCESS)
+                k = 0;
+        if (k == 0) {
+                fprintf(stderr, "typeperf: warning: %s matches no counter now\n", w->desc.path);
+                return 0;
+        }
+        nv = realloc(*v, (*n + k) * sizeof(*nv));
+        if (!nv)
+                return -1;
+        *v = nv;
+        for (size_t i = 0; i < k; i++) {
+                struct tp_column *c = &nv[*n];
+
+                *c = *w;
+                c->wildcard = false;
+                c->hint = i;
+                c->label = item_label(w->host, items[i].path);
+                c->match = strdup(items[i].path);
+                (*n)++;
+                if (!c->label || !c->match)
+                        return -1;
+        }
+        return 0;
+}
+
+/*
+ * Replaces each wildcard by a column per counter and instance it matched
+ * at the priming collect: the columns stay fixed from then on, as on
+ * Windows.  One wildcard counter, rather than a counter per instance,
+ * keeps a collect of many instances linear.
+ */
+static int expand_wildcards(struct tp_run *r)
+{
+        struct tp_column *v = NULL;
+        size_t n = 0;
+        int k = 0;
+
+        for (size_t i = 0; i < r->n_cols && k == 0; i++) {
+                struct tp_column *nv;
+
+                if (r->cols[i].wildcard) {
+                        k = expand_one(&r->cols[i], &v, &n);
+                        continue;
+                }
+                nv = realloc(v, (n + 1) * sizeof(*nv));
+                if (!nv) {
+                        k = -1;
+                        break;
+                }
+                v = nv;
+                v[n++] = r->cols[i];
+                r->cols[i].label = NULL;        /* moved */
+        }
+        if (k < 0) {
+                for (size_t i = 0; i < n; i++) {
+                        free(v[i].label);
+                        free(v[i].match);
+                }
+                free(v);
+                fputs("typeperf: out of memory\n", stderr);
                 return -1;
         }
-        if (!v[0])
-                fprintf(stderr, "typeperf: warning: %s matches no counter now\n", path);
-        for (size_t i = 0; v[i] && ret == 0; i++) {
-                struct pcq_path p = { 0 };
-                char *bare = NULL;
-
-                /* The expansion may name the host; the column adds it back. */
-                if (pcq_path_parse(v[i], &p, NULL) == ERROR_SUCCESS) {
-                        free(p.host);
-                        p.host = NULL;
-                        bare = pcq_path_format(&p);
-                        pcq_path_done(&p);
-                }
-                ret = add_column(r, h, bare ? bare : v[i], ret_exit);
-                free(bare);
-        }
-        pcq_strv_free(v);
-        return ret;
+        for (size_t i = 0; i < r->n_cols; i++)
+                free(r->cols[i].label);
+        free(r->cols);
+        r->cols = v;
+        r->n_cols = n;
+        return 0;
 }
 
 /* Connects to every host the paths name and adds their counters. */
@@ -223,7 +285,7 @@ int tp_add_counters(struct tp_run *r, int *ret_exit)
                 pcq_path_done(&p);
                 if (!h)
                         return -1;
-                k = bare ? add_path(r, h, bare, ret_exit) : -1;
+                k = bare ? add_column(r, h, bare, ret_exit) : -1;
                 if (!bare) {
                         fputs("typeperf: out of memory\n", stderr);
                         *ret_exit = TP_EXIT_COUNTER;
@@ -231,6 +293,15 @@ int tp_add_counters(struct tp_run *r, int *ret_exit)
                 free(bare);
                 if (k < 0)
                         return -1;
+        }
+        /* The first collect primes the rate counters and shows what wildcards match. */
+        if (tp_collect(r) < 0) {
+                *ret_exit = TP_EXIT_COLLECT;
+                return -1;
+        }
+        if (expand_wildcards(r) < 0) {
+                *ret_exit = TP_EXIT_COUNTER;
+                return -1;
         }
         if (r->n_cols == 0) {
                 fputs("typeperf: no valid counters: nothing to collect\n", stderr);
@@ -264,24 +335,49 @@ int tp_collect(struct tp_run *r)
         return 0;
 }
 
+/* The item of c among a counter's items: its own, or the instance it was expanded to. */
+static const struct pcq_value *column_item(struct tp_column *c, const struct pcq_value *items,
+                                           size_t n)
+{
+        if (!c->match)
+                return n ? &items[0] : NULL;
+        /* Instances keep their order from one sample to the next: try the last place first. */
+        if (c->hint < n && strcmp(items[c->hint].path, c->match) == 0)
+                return &items[c->hint];
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(items[i].path, c->match) == 0) {
+                        c->hint = i;
+                        return &items[i];
+                }
+        return NULL;
+}
+
 /* The cells of the sample just collected. */
 static void fill_cells(struct tp_run *r)
 {
+        const struct pcq_value *items = NULL;
+        const pcq_counter *last = NULL;
+        size_t n = 0;
+
         for (size_t i = 0; i < r->n_cols; i++) {
                 struct tp_column *c = &r->cols[i];
                 struct tp_cell *cell = &r->cells[i];
-                const struct pcq_value *items;
-                size_t n;
+                const struct pcq_value *it;
 
+                /* The columns of one wildcard are adjacent: their values are computed once. */
+                if (c->counter != last &&
+                    pcq_counter_values(c->counter, 0, &items, &n) != ERROR_SUCCESS)
+                        n = 0;
+                last = c->counter;
                 *cell = (struct tp_cell) { .text = c->text };
-                if (pcq_counter_values(c->counter, 0, &items, &n) != ERROR_SUCCESS || n == 0 ||
-                    items[0].status != PDH_CSTATUS_VALID_DATA)
+                it = column_item(c, items, n);
+                if (!it || it->status != PDH_CSTATUS_VALID_DATA)
                         continue;
                 cell->valid = true;
-                cell->value = items[0].value;
-                if (pcq_value_text(items[0].value, items[0].raw_first, c->text_type,
-                                   c->text_attrib, 6, 0, c->text, sizeof(c->text)) != ERROR_SUCCESS)
-                        snprintf(c->text, sizeof(c->text), "%.6f", items[0].value);
+                cell->value = it->value;
+                if (pcq_value_text(it->value, it->raw_first, c->text_type, c->text_attrib, 6, 0,
+                                   c->text, sizeof(c->text)) != ERROR_SUCCESS)
+                        snprintf(c->text, sizeof(c->text), "%.6f", it->value);
         }
 }
 

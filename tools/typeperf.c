@@ -100,14 +100,11 @@ static bool stop_pending(struct tp_run *r)
         return sigtimedwait(&r->stop, NULL, &zero) > 0;
 }
 
-/* Primes, then writes a sample every interval; the exit code. */
+/* Writes a sample every interval (tp_add_counters primed); the exit code. */
 static int sample_loop(struct tp_run *r)
 {
-        uint64_t interval = r->o->interval_ns, deadline;
+        uint64_t interval = r->o->interval_ns, deadline = now_ns() + interval;
 
-        if (tp_collect(r) < 0)
-                return TP_EXIT_COLLECT;
-        deadline = now_ns() + interval;
         while (!r->o->samples || r->written < r->o->samples) {
                 if (wait_until(r, deadline))
                         return r->written ? TP_EXIT_OK : TP_EXIT_INTERRUPTED;

@@ -129,7 +129,10 @@ struct tp_host {
 struct tp_column {
         char *label;                    /* \\host\Object(instance)\Counter */
         struct tp_host *host;
-        pcq_counter *counter;
+        pcq_counter *counter;           /* owned by host's query, maybe shared */
+        bool wildcard;                  /* before the priming collect expands it */
+        char *match;                    /* a wildcard's item: its path as libpcq writes it */
+        size_t hint;                    /* where that item was last */
         struct pcq_counter_desc desc;
         uint32_t text_type;             /* desc's type and attributes, for a number */
         uint64_t text_attrib;
@@ -156,7 +159,11 @@ const char *tp_bare_host(const char *host);
  * on first use; NULL after printing why, *ret_exit set.  Owned by r.
  */
 struct tp_host *tp_get_host(struct tp_run *r, const char *name, int *ret_exit);
-/* Adds the columns of r->o's paths, connecting to their hosts; -1 after printing why. */
+/*
+ * Adds the columns of r->o's paths, connecting to their hosts, and
+ * collects once (priming the rate counters, expanding the wildcards);
+ * -1 after printing why, *ret_exit set.
+ */
 int tp_add_counters(struct tp_run *r, int *ret_exit);
 /* Collects every host once; -1 after printing which one failed. */
 int tp_collect(struct tp_run *r);
