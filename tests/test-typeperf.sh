@@ -1,0 +1,322 @@
+#!/bin/sh
+# typeperf's command line against a real perflibd with private directories
+# (no root): usage errors and their exit status, -cf parsing, -q/-qx
+# listing exactly the installed (lodctr'd spec example) and live
+# (typeperf-provider) counters, the CSV, TSV and JSON layouts parsed field
+# by field, -o/-y, SIGINT and SIGTERM leaving complete files, unreachable
+# hosts and bad paths.  The values themselves are test-typeperf-e2e's.
+set -u
+top_builddir=${top_builddir:-..}
+top_srcdir=${top_srcdir:-..}
+tp="$top_builddir/tools/typeperf"
+PY=${PYTHON:-python3}
+tmp=$(mktemp -d "${PERFLIB_TEST_TMPDIR:-${TMPDIR:-/tmp}}/typeperf.XXXXXX")
+failures=0
+checks=0
+provider_pid='' perflibd_pid='' bg_pid=''
+
+# shellcheck disable=SC2317 # (run by the trap)
+cleanup() {
+        for pid in $bg_pid $provider_pid $perflibd_pid; do
+                kill "$pid" 2>/dev/null
+        done
+        wait 2>/dev/null
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if ! "$PY" -c 'import csv, json' 2>/dev/null; then
+        echo "SKIP: no $PY to parse the output with"
+        exit 77
+fi
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# run WANT-STATUS ARGS...: typeperf's output in $tmp/out and $tmp/err
+run() {
+        want=$1
+        shift
+        "$tp" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+        status=$?
+        checks=$((checks + 1))
+        if [ "$status" -ne "$want" ]; then
+                fail "typeperf $*: exit status $status, want $want"
+                sed 's/^/    /' "$tmp/err" >&2
+        fi
+}
+
+# expect FILE TEXT: FILE has a line containing TEXT
+expect() {
+        checks=$((checks + 1))
+        grep -q -F -- "$2" "$1" || { fail "no '$2' in $(basename "$1"):"; sed 's/^/    /' "$1" >&2; }
+}
+
+# same FILE EXPECTED-TEXT: the lines of FILE, sorted, are exactly those given
+same() {
+        checks=$((checks + 1))
+        if [ -n "$2" ]; then printf '%s\n' "$2"; fi | LC_ALL=C sort >"$tmp/want"
+        LC_ALL=C sort "$1" >"$tmp/got"
+        cmp -s "$tmp/want" "$tmp/got" || {
+                fail "$3: listing differs (- want, + got):"
+                diff -u "$tmp/want" "$tmp/got" | sed 's/^/    /' >&2
+        }
+}
+
+# Waits up to $2 tenths of a second for the command string $1 to succeed.
+wait_for() {
+        n=0
+        while ! eval "$1"; do
+                n=$((n + 1))
+                [ "$n" -ge "$2" ] && return 1
+                sleep 0.1
+        done
+}
+
+# ---- usage errors: no server needed ----
+for h in --help -h '-?' '/?'; do
+        run 0 "$h"
+        expect "$tmp/out" "Usage: typeperf"
+done
+run 0 --version
+expect "$tmp/out" "typeperf (perflib-linux)"
+run 1
+expect "$tmp/err" "no counter path given"
+run 1 '\A\B' --bogus
+expect "$tmp/err" "unknown option '--bogus'"
+run 1 '\A\B' -si
+expect "$tmp/err" "needs an argument"
+for bad in 0 abc 1:60 1:2:3:4 -5 1.; do
+        run 1 '\A\B' -si "$bad"
+        expect "$tmp/err" "invalid sample interval"
+done
+for bad in 0 -3 x 1.5; do
+        run 1 '\A\B' -sc "$bad"
+        expect "$tmp/err" "invalid sample count"
+done
+run 1 '\A\B' -f BIN
+expect "$tmp/err" "unsupported format 'BIN'"
+run 1 -q '\A\B'
+expect "$tmp/err" "take no counter path"
+run 1 -q -qx
+run 1 '\A\B' --yes=1
+expect "$tmp/err" "takes no argument"
+run 2 'no backslash'
+expect "$tmp/err" "bad counter path 'no backslash'"
+
+# -cf problems are counter problems (2), named by file and line.
+run 2 -cf "$tmp/missing.txt"
+expect "$tmp/err" "$tmp/missing.txt"
+printf '# only a comment\n\n' >"$tmp/empty.txt"
+run 2 -cf "$tmp/empty.txt"
+expect "$tmp/err" "no counter path in the file"
+printf '\\A\\B\n# fine\nnot a path\n' >"$tmp/bad.txt"
+run 2 -cf "$tmp/bad.txt"
+expect "$tmp/err" "$tmp/bad.txt:3: bad counter path 'not a path'"
+
+# ---- a server, an installed manifest, a live provider ----
+mkdir -p "$tmp/run" "$tmp/registry" "$tmp/plugins"
+export PERFLIB_RUNTIME_DIR="$tmp/run"
+unset PERFLIB_SOCKET PERFLIB_LISTEN_TCP PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR
+"$top_builddir/server-glue/lodctr" --registry-dir "$tmp/registry" \
+        "/M:$top_srcdir/tests/ctrpp/spec/example-usermode.man" >"$tmp/lodctr.log" 2>&1 ||
+        { echo "FAIL: lodctr"; exit 1; }
+"$top_builddir/tests/typeperf-provider" --workers 2 >"$tmp/provider.out" 2>&1 &
+provider_pid=$!
+wait_for 'grep -qs ^ready "$tmp/provider.out"' 100 || { echo "FAIL: provider"; exit 1; }
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$top_builddir/server-glue/perflibd" --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
+        --listen-tcp "127.0.0.1:$port" >"$tmp/perflibd.log" 2>&1 &
+perflibd_pid=$!
+if ! wait_for '"$tp" -q "Typeperf Test" >/dev/null 2>&1' 100; then
+        echo "FAIL: typeperf never reached perflibd:"
+        "$tp" -q "Typeperf Test"
+        cat "$tmp/perflibd.log"
+        exit 1
+fi
+host=$(uname -n)
+
+# ---- -q / -qx: exactly the installed and the live counters ----
+test_paths='\Typeperf Test\Ticks/sec
+\Typeperf Test\Hit Ratio
+\Typeperf Test\Bytes/Op
+\Typeperf Test\Uptime'
+workers_q='\Typeperf Workers(*)\Queue Length'
+workers_qx='\Typeperf Workers(w1)\Queue Length
+\Typeperf Workers(w2)\Queue Length'
+installed_q='\My LogicalDisk(*)\My Free Megabytes
+\My LogicalDisk(*)\My Avg. Disk sec/Transfer
+\My System Objects\Process Count
+\My System Objects\Thread Count
+\My System Objects\System Elapsed Time'
+
+run 0 -q "Typeperf Test"
+same "$tmp/out" "$test_paths" "-q Typeperf Test"
+run 0 -qx "Typeperf Test"
+same "$tmp/out" "$test_paths" "-qx Typeperf Test"
+run 0 -q "Typeperf Workers"
+same "$tmp/out" "$workers_q" "-q Typeperf Workers"
+run 0 -qx "Typeperf Workers"
+same "$tmp/out" "$workers_qx" "-qx Typeperf Workers"
+run 0 --query-instances="Typeperf Workers"
+same "$tmp/out" "$workers_qx" "--query-instances="
+run 0 -q
+same "$tmp/out" "$test_paths
+$workers_q
+$installed_q" "-q"
+run 0 -q "My LogicalDisk"
+same "$tmp/out" '\My LogicalDisk(*)\My Free Megabytes
+\My LogicalDisk(*)\My Avg. Disk sec/Transfer' "-q My LogicalDisk"
+# An installed counterset with no provider has no instance to list.
+run 0 -qx "My LogicalDisk"
+same "$tmp/out" "" "-qx My LogicalDisk"
+run 2 -q "No Such Object"
+expect "$tmp/err" "No Such Object"
+run 0 -q "Typeperf Workers" -o "$tmp/list.txt"
+same "$tmp/list.txt" "$workers_q" "-q -o"
+
+# ---- bad paths and hosts ----
+run 2 '\No Such Object\Counter' -sc 1
+expect "$tmp/err" "No Such Object"
+run 2 '\Typeperf Test\No Such Counter' -sc 1
+expect "$tmp/err" "No Such Counter"
+run 2 '\Typeperf Test\Ticks/sec' '\No Such Object\Counter' -sc 1 -o "$tmp/never.csv"
+checks=$((checks + 1))
+[ -e "$tmp/never.csv" ] && fail "a bad path left an output file behind"
+run 3 '\Typeperf Test\Ticks/sec' -s "unix:$tmp/no-such.sock" -sc 1
+expect "$tmp/err" "cannot connect to unix:$tmp/no-such.sock"
+run 3 '\Typeperf Test\Ticks/sec' -s 127.0.0.1:1 -sc 1
+expect "$tmp/err" "cannot connect to 127.0.0.1:1"
+run 3 '\\127.0.0.1:1\Typeperf Test\Ticks/sec' -sc 1
+
+# ---- layouts, parsed ----
+# check FORMAT FILE N COLUMNS...: FILE holds N samples of the given columns
+check() {
+        checks=$((checks + 1))
+        "$PY" - "$@" <<'EOF' || fail "$1 layout of $2"
+import csv, json, math, re, sys
+fmt, path, n, cols = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+raw = open(path, newline="").read()
+assert raw.endswith("\n"), "the last line is not complete"
+lines = raw.split("\n")[:-1]
+def num(v):
+    assert re.fullmatch(r"-?[0-9]+\.[0-9]{6}", v) or v == " ", "value %r" % v
+    return None if v == " " else float(v)
+if fmt == "JSON":
+    assert len(lines) == n, "%d lines, want %d" % (len(lines), n)
+    for line in lines:
+        o = json.loads(line)
+        assert sorted(o) == ["timestamp", "values"], o
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d", o["timestamp"])
+        assert list(o["values"]) == cols, (list(o["values"]), cols)
+        for v in o["values"].values():
+            assert v is None or isinstance(v, (int, float)), v
+    sys.exit(0)
+rows = list(csv.reader(lines, delimiter="\t" if fmt == "TSV" else ","))
+assert len(rows) == n + 1, "%d rows, want %d" % (len(rows), n + 1)
+assert re.fullmatch(r"\(PDH-%s 4\.0\) \([^()]+\)\(-?\d+\)" % fmt, rows[0][0]), rows[0][0]
+assert rows[0][1:] == cols, (rows[0][1:], cols)
+for line, row in zip(lines[1:], rows[1:]):
+    assert line.startswith('"'), "unquoted: " + line
+    assert len(row) == len(cols) + 1, row
+    assert re.fullmatch(r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d\.\d{3}", row[0]), row[0]
+    for v in row[1:]:
+        num(v)
+EOF
+}
+
+# values FILE FORMAT COLUMN WANT: every sample's value in COLUMN is WANT ("blank": none)
+values() {
+        checks=$((checks + 1))
+        "$PY" - "$@" <<'EOF' || fail "values of column $3 in $1"
+import csv, json, sys
+path, fmt, col, want = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+lines = open(path).read().splitlines()
+if fmt == "JSON":
+    got = [list(json.loads(l)["values"].values())[col - 1] for l in lines]
+    got = ["blank" if v is None else float(v) for v in got]
+else:
+    rows = list(csv.reader(lines[1:], delimiter="\t" if fmt == "TSV" else ","))
+    got = ["blank" if r[col] == " " else float(r[col]) for r in rows]
+w = want if want == "blank" else float(want)
+assert got and all(g == w for g in got), (got, want)
+EOF
+}
+
+h="\\\\$host"
+cols="$h\\Typeperf Test\\Hit Ratio|$h\\Typeperf Workers(w1)\\Queue Length|$h\\Typeperf Workers(w2)\\Queue Length|$h\\Typeperf Workers(w9)\\Queue Length"
+for fmt in CSV TSV JSON; do
+        run 0 '\Typeperf Test\Hit Ratio' '\Typeperf Workers(*)\Queue Length' \
+                '\Typeperf Workers(w9)\Queue Length' -si 0.2 -sc 3 -f "$fmt"
+        IFS='|'
+        # shellcheck disable=SC2086 # (split on | on purpose)
+        check "$fmt" "$tmp/out" 3 $cols
+        unset IFS
+        values "$tmp/out" "$fmt" 1 37.5
+        values "$tmp/out" "$fmt" 2 1
+        values "$tmp/out" "$fmt" 3 2
+        # A named instance that does not exist is accepted and reads blank.
+        values "$tmp/out" "$fmt" 4 blank
+done
+run 0 '\Typeperf Test\Hit Ratio' -si 0.2 --sample-count=2 --format=json
+check JSON "$tmp/out" 2 "$h\\Typeperf Test\\Hit Ratio"
+
+# -cf: comments, blank lines, CRLF, a byte order mark, white space.
+printf '\357\273\277# counters\r\n\r\n  \\Typeperf Test\\Hit Ratio  \r\n\t\\Typeperf Workers(w2)\\Queue Length\n' \
+        >"$tmp/list.cf"
+run 0 -cf "$tmp/list.cf" -si 0.2 -sc 1
+check CSV "$tmp/out" 1 "$h\\Typeperf Test\\Hit Ratio" "$h\\Typeperf Workers(w2)\\Queue Length"
+values "$tmp/out" CSV 2 2
+# Windows style options in any case and place, -s naming this host over TCP.
+run 0 -SC 1 '\Typeperf Test\Hit Ratio' -Si 00:00.2 -s "127.0.0.1:$port"
+check CSV "$tmp/out" 1 "\\\\127.0.0.1:$port\\Typeperf Test\\Hit Ratio"
+values "$tmp/out" CSV 1 37.5
+
+# ---- -o and -y ----
+out="$tmp/samples.csv"
+run 0 '\Typeperf Test\Hit Ratio' -si 0.2 -sc 2 -o "$out"
+check CSV "$out" 2 "$h\\Typeperf Test\\Hit Ratio"
+checks=$((checks + 1))
+[ -s "$tmp/out" ] && fail "-o: standard output is not empty"
+before=$(cksum <"$out")
+run 4 '\Typeperf Test\Hit Ratio' -si 0.2 -sc 1 -o "$out"
+expect "$tmp/err" "use -y to overwrite"
+checks=$((checks + 1))
+[ "$(cksum <"$out")" = "$before" ] || fail "a refused -o changed the file"
+run 0 '\Typeperf Test\Hit Ratio' -si 0.2 -sc 1 -o "$out" -y
+check CSV "$out" 1 "$h\\Typeperf Test\\Hit Ratio"
+run 4 '\Typeperf Test\Hit Ratio' -sc 1 -o "$tmp/no/such/dir.csv"
+expect "$tmp/err" "cannot create"
+# A reader that goes away is an output error.
+( "$tp" '\Typeperf Test\Hit Ratio' -si 0.1 2>/dev/null; echo $? >"$tmp/rc" ) | head -n 2 >/dev/null
+checks=$((checks + 1))
+[ "$(cat "$tmp/rc")" = 4 ] || fail "closed pipe: exit status $(cat "$tmp/rc"), want 4"
+
+# ---- signals: the file ends complete ----
+# stop SIGNAL WANT-STATUS MIN-LINES INTERVAL
+stop() {
+        rm -f "$out"
+        "$tp" '\Typeperf Test\Ticks/sec' '\Typeperf Workers(*)\Queue Length' -si "$4" -o "$out" \
+                2>"$tmp/err" &
+        bg_pid=$!
+        min=$3
+        # shellcheck disable=SC2016 # (expanded by wait_for's eval)
+        wait_for '[ -f "$out" ] && [ "$(wc -l <"$out")" -ge "$min" ]' 100 ||
+                fail "$1: fewer than $min lines after 10 s"
+        kill -"$1" "$bg_pid"
+        wait "$bg_pid"
+        status=$?
+        bg_pid=''
+        checks=$((checks + 1))
+        [ "$status" -eq "$2" ] || fail "$1: exit status $status, want $2"
+        n=$(($(wc -l <"$out") - 1))
+        check CSV "$out" "$n" "$h\\Typeperf Test\\Ticks/sec" \
+                "$h\\Typeperf Workers(w1)\\Queue Length" "$h\\Typeperf Workers(w2)\\Queue Length"
+}
+stop INT 0 4 0.1
+stop TERM 0 3 0.1
+# Before the first sample: 5, and the header alone.
+stop INT 5 1 30
+
+echo "$checks checks, $failures failures"
+[ "$failures" -eq 0 ]
