@@ -3,12 +3,19 @@
 #
 # scripts/quickstart.sh: the first command to run on a fresh checkout.
 #
-# Builds the tree (scripts/setup.sh), starts the sample provider in the
-# background with a runtime directory of its own (BUILD_DIR/run, so no root
-# and no system directory is involved), watches it with perflib-top for five
-# one-second samples, then stops the provider with SIGTERM and waits for it.
+# Builds the tree (scripts/setup.sh, which installs what is missing), then,
+# with every piece of state under BUILD_DIR/quickstart (no root, nothing
+# outside the build directory):
+#   1. gathers the Linux provider plugins and the sample plugin into a
+#      plugin directory;
+#   2. starts perflibd in the foreground of this script (its log on stderr),
+#      and a provider process beside it (samples/usermode: the spec's
+#      example manifest);
+#   3. shows a few samples of three counters through typeperf;
+#   4. stops both cleanly (SIGTERM, then waits) and checks they exited 0.
 #
-# BUILD_DIR (default ./build) and setup's arguments work as for setup.sh.
+# BUILD_DIR (default ./build) and setup's arguments work as for setup.sh;
+# SAMPLES (default 5) is how many samples typeperf shows.
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,60 +24,100 @@ case $build_dir in
 /*) ;;
 *) build_dir=$srcdir/$build_dir ;;
 esac
+samples=${SAMPLES:-5}
 
 log() { printf 'quickstart: %s\n' "$*"; }
 die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
 
 BUILD_DIR=$build_dir "$srcdir/scripts/setup.sh" "$@"
 
-provider_bin=$build_dir/samples/sample-provider
-top_bin=$build_dir/tools/perflib-top
-[ -x "$provider_bin" ] || die "$provider_bin was not built"
-[ -x "$top_bin" ] || die "$top_bin was not built"
+perflibd_bin=$build_dir/server-glue/perflibd
+typeperf_bin=$build_dir/tools/typeperf
+provider_bin=$build_dir/samples/usermode/usermode-provider
+for b in "$perflibd_bin" "$typeperf_bin" "$provider_bin"; do
+        [ -x "$b" ] || die "$b was not built"
+done
 
-export PERFLIB_RUNTIME_DIR=$build_dir/run
-mkdir -p "$PERFLIB_RUNTIME_DIR"
+state=$build_dir/quickstart
+rm -rf "$state"
+mkdir -p "$state/run" "$state/registry" "$state/plugins"
+export PERFLIB_RUNTIME_DIR=$state/run
+export PERFLIB_REGISTRY_DIR=$state/registry
+export PERFLIB_PLUGIN_DIR=$state/plugins
 
+# The plugins as libtool built them; perflibd loads NAME.so files and
+# follows symbolic links.
+for so in "$build_dir"/providers/*/.libs/*.so "$build_dir"/samples/plugin/.libs/*.so; do
+        [ -e "$so" ] || die "no plugin at $so: was the build complete?"
+        ln -s "$so" "$state/plugins/$(basename "$so")"
+done
+
+perflibd_pid=
 provider_pid=
-stop_provider() {
-        if [ -n "$provider_pid" ] && kill -0 "$provider_pid" 2>/dev/null; then
-                kill -TERM "$provider_pid" 2>/dev/null || true
-                wait "$provider_pid" 2>/dev/null || true
-        fi
+stop_all() {
+        local pid
+        for pid in "$provider_pid" "$perflibd_pid"; do
+                if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+                        kill -TERM "$pid" 2>/dev/null || true
+                        wait "$pid" 2>/dev/null || true
+                fi
+        done
 }
-trap stop_provider EXIT
+trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-log "starting the sample provider (PERFLIB_RUNTIME_DIR=$PERFLIB_RUNTIME_DIR)"
-"$provider_bin" --interval 250 &
+log "starting perflibd (state in $state)"
+"$perflibd_bin" &
+perflibd_pid=$!
+for _ in $(seq 100); do
+        [ -S "$PERFLIB_RUNTIME_DIR/perflibd.sock" ] && break
+        kill -0 "$perflibd_pid" 2>/dev/null || die "perflibd exited early (see its messages above)"
+        sleep 0.05
+done
+[ -S "$PERFLIB_RUNTIME_DIR/perflibd.sock" ] || die "perflibd did not open its socket"
+
+log "starting the sample provider process (the spec's example manifest)"
+"$provider_bin" --interval 250 / &
 provider_pid=$!
 
-# Wait until its collect service socket exists (at most ~5 s).
+counters=(
+        '\Processor(_Total)\% Processor Time'
+        '\Memory\Available Bytes'
+        '\Sample Plugin Workers(worker-1)\Requests/sec'
+        '\My System Objects\Thread Count'
+)
+# The provider announces itself within a few hundred ms; wait for its
+# counterset rather than guess.
 for _ in $(seq 50); do
-        if compgen -G "$PERFLIB_RUNTIME_DIR/provider-$provider_pid-*.sock" >/dev/null; then
-                break
-        fi
+        "$typeperf_bin" -q 'My System Objects' 2>/dev/null | grep -q 'Thread Count' && break
         kill -0 "$provider_pid" 2>/dev/null || die "the sample provider exited early"
         sleep 0.1
 done
 
-log "watching it: perflib-top -n 5 -i 1000"
-"$top_bin" -n 5 -i 1000
+"$typeperf_bin" -q 'My System Objects' 2>/dev/null | grep -q 'Thread Count' ||
+        die "the sample provider's counters did not appear"
 
-log "stopping the sample provider (SIGTERM)"
-kill -TERM "$provider_pid"
-status=0
-wait "$provider_pid" || status=$?
-provider_pid=
-[ "$status" -eq 0 ] || die "the sample provider exited with status $status"
+log "typeperf $(printf '"%s" ' "${counters[@]}")-sc $samples"
+"$typeperf_bin" "${counters[@]}" -sc "$samples"
+
+log "stopping the sample provider and perflibd (SIGTERM)"
+for var in provider_pid perflibd_pid; do
+        pid=${!var}
+        kill -TERM "$pid"
+        status=0
+        wait "$pid" || status=$?
+        printf -v "$var" '%s' ''
+        [ "$status" -eq 0 ] || die "pid $pid exited with status $status"
+done
 
 cat <<EOF
 quickstart: done.
 
-Next steps:
-  - run the sample provider yourself:   PERFLIB_RUNTIME_DIR=$PERFLIB_RUNTIME_DIR $provider_bin
-  - watch it from another terminal:      PERFLIB_RUNTIME_DIR=$PERFLIB_RUNTIME_DIR $top_bin
-  - read its source:                     samples/sample-provider.c
-  - run every test:                      scripts/test.sh
+Next steps (same environment: PERFLIB_RUNTIME_DIR=$PERFLIB_RUNTIME_DIR):
+  - start the server yourself:     $perflibd_bin -r $state/run -R $state/registry -p $state/plugins
+  - list every counter:            PERFLIB_RUNTIME_DIR=$state/run $typeperf_bin -q
+  - watch any of them:             PERFLIB_RUNTIME_DIR=$state/run $typeperf_bin '\\Process(*)\\% Processor Time' -sc 3
+  - write your own provider:       the tutorial in README.md, samples/README.md
+  - run every test:                scripts/test.sh
 EOF
