@@ -67,6 +67,11 @@ static void test_round_trips(void **state)
         check_parts("\\Lang(C#)\\Users", NULL, "Lang", NULL, "C#", 0, "Users");
         check_parts("\\Lang(a#b)\\Users", NULL, "Lang", NULL, "a#b", 0, "Users");
         check_parts("\\Obj(i#4294967295)\\C", NULL, "Obj", NULL, "i", 4294967295u, "C");
+        /* A leading '/' is no parent: mount points are instance names. */
+        check_parts("\\LogicalDisk(/)\\Free Megabytes", NULL, "LogicalDisk", NULL, "/", 0,
+                    "Free Megabytes");
+        check_parts("\\LogicalDisk(/srv/data#1)\\% Free Space", NULL, "LogicalDisk", NULL,
+                    "/srv/data", 1, "% Free Space");
         /* UTF-8 names pass through. */
         check_parts("\\Wärme(Küche)\\°C", NULL, "Wärme", NULL, "Küche", 0, "°C");
 }
@@ -116,7 +121,6 @@ static void test_malformed(void **state)
         check_bad("\\Obj(i\\C", PDH_CSTATUS_BAD_COUNTERNAME, 6);        /* no ')' */
         check_bad("\\Obj(i)x\\C", PDH_CSTATUS_BAD_COUNTERNAME, 7);      /* text after ')' */
         check_bad("\\Obj()\\C", PDH_CSTATUS_BAD_COUNTERNAME, 5);        /* empty instance */
-        check_bad("\\Obj(/i)\\C", PDH_CSTATUS_BAD_COUNTERNAME, 5);      /* empty parent */
         check_bad("\\Obj(p/)\\C", PDH_CSTATUS_BAD_COUNTERNAME, 7);      /* empty instance after parent */
         check_bad("\\Obj(p/#3)\\C", PDH_CSTATUS_BAD_COUNTERNAME, 7);    /* only an index */
         check_bad("\\Obj(i#4294967296)\\C", PDH_CSTATUS_BAD_COUNTERNAME, 7);    /* index overflow */

@@ -144,8 +144,8 @@ within 'Memory Committed Bytes vs /proc/meminfo Committed_AS' \
 # Processes come and go between the reads (ps itself and its pipe add 2).
 within 'System Processes vs ps -e | wc -l' \
         "$(tp_col "$tmp/now.csv" '\System\Processes' last)" "$nproc_ps" 5 0.10
-# '/' cannot be written as an instance in a path (it separates parent and
-# instance), so the columns come from (*) and are picked by header.
+# The columns come from (*) (one typeperf run for every mount) and are
+# picked by header, \LogicalDisk(/)\...
 # Free Megabytes is f_bfree (root's reserve included, as documented in
 # perflib-providers(7)); df shows that as Size - Used, not as Available.
 # Within 1 % + 16 MB: df and the provider stat a few ms apart.

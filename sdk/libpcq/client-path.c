@@ -11,7 +11,11 @@
  *    and the instance part runs from there to the ')' that ends right
  *    before the counter's backslash, so instance names may hold
  *    parentheses;
- *  - the parent is what comes before the first '/' of the instance part;
+ *  - the parent is what comes before the first '/' of the instance part,
+ *    unless that '/' is the part's first character: then there is no
+ *    parent and the whole part is the instance, so that Linux instance
+ *    names that are paths ("/", "/boot": LogicalDisk's mount points) can
+ *    be written as they are listed;
  *  - "#digits" at the end of the instance is the index; any other '#' is
  *    part of the name, as instance names like "C#" exist.
  */
@@ -60,9 +64,7 @@ static uint32_t parse_instance(const char *s, size_t len, size_t base, struct pc
         size_t start = 0, end;
         uint32_t e;
 
-        if (slash) {
-                if (slash == s)
-                        return fail(base, ret_pos);
+        if (slash && slash != s) {
                 p->parent = strndup(s, (size_t) (slash - s));
                 if (!p->parent)
                         return PDH_MEMORY_ALLOCATION_FAILURE;
