@@ -1265,6 +1265,9 @@ static int values_scan(struct pl_reader *r, const struct pl_counterset *c, struc
         if (k < 0)
                 return k;
         rec_shape_init(&sh, c);
+        /* A buffer from the first call on: no arithmetic on a NULL one below. */
+        if (!v->recs && (k = values_reserve(v, 1)) < 0)
+                return k;
         at = v->recs;
         end = v->recs + v->cap / v->stride * v->stride;
         for (uint32_t slot = 0; slot < high; slot++) {
