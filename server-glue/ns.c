@@ -806,7 +806,7 @@ static uint64_t mono_ns(void)
 /* ---- names ---- */
 
 /* A name entry for w[0..len), converted once. */
-static struct ns_name *name_new(const struct pl_instance *in, const wchar_t *w, uint32_t len)
+static struct ns_name *name_new(const struct pl_value_rec *in, const wchar_t *w, uint32_t len)
 {
         size_t wbytes = ((size_t) len + 1) * sizeof(wchar_t);
         size_t off = (sizeof(struct ns_name) + wbytes + 7) & ~(size_t) 7;
@@ -906,53 +906,55 @@ static void reader_remove(struct ns_prov *p, struct ns_reader *rd)
 }
 
 /*
- * The name of in, from the cache or read now: NULL with 0 when the
- * instance went away since the snapshot (leave it out), -ENOMEM.  Under
- * p->lock (the reader) and p->name_lock.
+ * The name of the instance rec names, from the cache or read now: NULL
+ * with 0 when the instance went away since it was read (leave it out),
+ * -ENOMEM.  Under p->lock (the reader) and p->name_lock.
  */
-static int name_of(struct ns_prov *p, const struct pl_instance *in, wchar_t *scratch,
-                   const struct ns_name **ret)
+static int name_of(struct ns_prov *p, uint32_t cset_index, const struct pl_value_rec *rec,
+                   wchar_t *scratch, const struct ns_name **ret)
 {
-        struct ns_name *n = in->dir_slot < p->n_names ? p->names[in->dir_slot] : NULL;
+        struct ns_name *n = rec->dir_slot < p->n_names ? p->names[rec->dir_slot] : NULL;
         uint32_t len;
         int k;
 
         *ret = NULL;
-        if (n && n->block_off == in->block_off && n->seq == in->seq) {
+        if (n && n->block_off == rec->block_off && n->seq == rec->seq) {
                 *ret = n;
                 return 0;
         }
-        k = pl_reader_instance_name(p->r, in, scratch, &len);
+        k = pl_reader_rec_name(p->r, cset_index, rec, scratch, &len);
         if (k == -ENOMEM)
                 return k;
         if (k < 0)
                 return 0;
-        if (in->dir_slot >= p->n_names && names_grow(p, in->dir_slot) < 0)
+        if (rec->dir_slot >= p->n_names && names_grow(p, rec->dir_slot) < 0)
                 return -ENOMEM;
-        n = name_new(in, scratch, len);
+        n = name_new(rec, scratch, len);
         if (!n)
                 return -ENOMEM;
-        if (p->names[in->dir_slot])
-                name_park(p, p->names[in->dir_slot]);
-        p->names[in->dir_slot] = n;
+        if (p->names[rec->dir_slot])
+                name_park(p, p->names[rec->dir_slot]);
+        p->names[rec->dir_slot] = n;
         *ret = n;
         return 0;
 }
 
 /* ---- snapshots ---- */
 
-/* One provider's part of a snapshot: its instances and their names. */
+/* One provider's part of a snapshot. */
 struct snap_part {
         struct ns_prov *p;
-        struct pl_snapshot *s;          /* NULL: it failed, left out */
-        const struct ns_name **names;   /* per instance; NULL: gone, left out */
-        struct ns_reader reader;        /* on p->readers while names is set */
+        struct pl_values v;             /* its records; the buffer outlives the snapshot */
+        bool named;                     /* reader is on p->readers */
+        struct ns_reader reader;
+        size_t first, n;                /* its instances in the snapshot's inst */
 };
 
 /* The snapshot the caller sees, and what keeps its memory alive. */
 struct snap {
         struct ns_snapshot pub;
         struct ns_instance *inst;
+        size_t n_inst;
         uint64_t *mapped;               /* values of copies laid out differently */
         struct snap_part *parts;
         size_t n_parts;
@@ -970,21 +972,22 @@ static void part_done(struct snap_part *pt)
 {
         struct ns_name *dead = NULL;
 
-        if (pt->names) {
+        if (pt->named) {
                 pthread_mutex_lock(&pt->p->name_lock);
                 reader_remove(pt->p, &pt->reader);
                 dead = names_unpark(pt->p);
                 pthread_mutex_unlock(&pt->p->name_lock);
+                pt->named = false;
         }
         names_free(dead);
-        free(pt->names);
-        pl_snapshot_free(pt->s);
 }
 
 static void snap_free(struct snap *sn)
 {
         if (!sn)
                 return;
+        for (size_t i = 0; i < sn->parts_cap; i++)
+                pl_values_done(&sn->parts[i].v);
         free(sn->parts);
         free(sn->inst);
         free(sn->mapped);
@@ -1033,29 +1036,81 @@ static int array_reserve(void **p, size_t *cap, size_t n, size_t size)
         return 0;
 }
 
-/* Names every instance of pt->s; the snapshot is a reader of the names until freed. */
-static int part_names(struct snap_part *pt)
+/* Room for n parts, the buffers of those there kept and the new ones zeroed. */
+static int parts_reserve(struct snap *sn, size_t n)
+{
+        struct snap_part *v;
+
+        if (n <= sn->parts_cap)
+                return 0;
+        v = realloc(sn->parts, n * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        memset(v + sn->parts_cap, 0, (n - sn->parts_cap) * sizeof(*v));
+        sn->parts = v;
+        sn->parts_cap = n;
+        return 0;
+}
+
+/* Room for n more instances after those already there, which are kept. */
+static int inst_reserve(struct snap *sn, size_t n)
+{
+        struct ns_instance *v;
+        size_t cap = sn->inst_cap ? sn->inst_cap : 64;
+
+        if (n > SIZE_MAX / sizeof(*v) - sn->n_inst)
+                return -ENOMEM;
+        n += sn->n_inst;
+        if (n <= sn->inst_cap)
+                return 0;
+        while (cap < n)
+                cap *= 2;
+        v = realloc(sn->inst, cap * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        sn->inst = v;
+        sn->inst_cap = cap;
+        return 0;
+}
+
+/*
+ * Names every record of pt and appends an instance for each one still
+ * there; the snapshot is a reader of the names until freed.  Under p->lock.
+ */
+static int part_fill(struct snap *sn, struct snap_part *pt, uint32_t cset_index)
 {
         static __thread wchar_t scratch[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
         struct ns_prov *p = pt->p;
+        struct ns_instance *x;
         int k = 0;
 
-        pt->names = malloc((pt->s->n_instances ? pt->s->n_instances : 1) * sizeof(*pt->names));
-        if (!pt->names)
+        if (inst_reserve(sn, pt->v.n_instances) < 0)
                 return -ENOMEM;
+        x = sn->inst + sn->n_inst;
+        pt->first = sn->n_inst;
         pthread_mutex_lock(&p->name_lock);
         reader_add(p, &pt->reader);
-        for (uint32_t i = 0; i < pt->s->n_instances && k == 0; i++)
-                k = name_of(p, &pt->s->instances[i], scratch, &pt->names[i]);
+        pt->named = true;
+        for (uint32_t i = 0; i < pt->v.n_instances && k == 0; i++) {
+                const struct pl_value_rec *rec = pl_values_at(&pt->v, i);
+                const struct ns_name *nm;
+
+                k = name_of(p, cset_index, rec, scratch, &nm);
+                if (!nm)
+                        continue;
+                *x++ = (struct ns_instance){ .id = rec->instance_id, .name = nm->name,
+                                             .name_len = nm->name_len, .values = rec->values,
+                                             .name16 = nm->u16, .name16_size = nm->u16_size };
+        }
         pthread_mutex_unlock(&p->name_lock);
+        pt->n = (size_t) (x - (sn->inst + sn->n_inst));
+        sn->n_inst += pt->n;
         return k;
 }
 
-/* Takes each provider's snapshot; one that fails (it died, it is corrupt) is left out. */
-static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e,
-                      unsigned flags, size_t *ret_inst, size_t *ret_mapped)
+/* Reads and names each provider's instances; one that fails (it died, it is corrupt) is left out. */
+static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e, unsigned flags)
 {
-        size_t n_inst = 0, n_mapped = 0;
         int r = 0;
 
         for (size_t k = 0; k < e->n_src && r == 0; k++) {
@@ -1064,69 +1119,58 @@ static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e,
                 struct snap_part *pt = &sn->parts[k];
 
                 pt->p = p;
+                pt->n = 0;
                 io_begin(ns, p);
-                if (pl_reader_snapshot(p->r, e->src[k].cset_index,
-                                       (collect ? PL_SNAPSHOT_COLLECT : 0) | PL_SNAPSHOT_NO_NAMES,
-                                       &pt->s) < 0)
-                        pt->s = NULL;
                 /* Names are read under the same reader lock, right after. */
-                if (pt->s)
-                        r = part_names(pt);
+                if (pl_reader_values(p->r, e->src[k].cset_index,
+                                     collect ? PL_SNAPSHOT_COLLECT : 0, &pt->v) == 0)
+                        r = part_fill(sn, pt, e->src[k].cset_index);
+                else
+                        pt->v.n_instances = 0;
                 io_end(ns, p);
                 sn->n_parts = k + 1;
-                if (!pt->s)
-                        continue;
                 /* A provider too slow to dereference its counters in time serves its
                  * last values, and is not waited for again for a while. */
-                if (collect && pt->s->refs_stale)
+                if (collect && pt->v.refs_stale)
                         p->quiet_until = mono_ns() + NS_QUIET_NS;
-                n_inst += pt->s->n_instances;
-                if (e->src[k].map)
-                        n_mapped += (size_t) pt->s->n_instances * e->pub.n_counters;
         }
-        *ret_inst = n_inst;
-        *ret_mapped = n_mapped;
         return r;
 }
 
-static void snap_fill(struct snap *sn, const struct ns_entry *e)
+/* Values of the copies whose counters are laid out differently, in ns order. */
+static int snap_map(struct snap *sn, const struct ns_entry *e)
 {
-        uint32_t nc = e->pub.n_counters, n = 0;
-        uint64_t *m = sn->mapped;
+        uint32_t nc = e->pub.n_counters;
+        size_t n_mapped = 0;
+        uint64_t *m;
 
+        for (size_t k = 0; k < sn->n_parts; k++)
+                if (e->src[k].map)
+                        n_mapped += sn->parts[k].n * nc;
+        if (n_mapped == 0)
+                return 0;
+        if (array_reserve((void **) &sn->mapped, &sn->mapped_cap, n_mapped, sizeof(*m)) < 0)
+                return -ENOMEM;
+        m = sn->mapped;
         for (size_t k = 0; k < sn->n_parts; k++) {
-                const struct pl_snapshot *s = sn->parts[k].s;
-                const struct ns_name *const *names = sn->parts[k].names;
                 const uint32_t *map = e->src[k].map;
+                uint32_t nv = sn->parts[k].v.num_values;
 
-                for (uint32_t i = 0; s && i < s->n_instances; i++) {
-                        const struct pl_instance *pi = &s->instances[i];
-                        const struct ns_name *nm = names[i];
-                        struct ns_instance *x = &sn->inst[n];
-
-                        if (!nm)
-                                continue;
-                        n++;
-                        *x = (struct ns_instance){ .id = pi->instance_id, .name = nm->name,
-                                                   .name_len = nm->name_len, .values = pi->values,
-                                                   .name16 = nm->u16,
-                                                   .name16_size = nm->u16_size };
-                        if (!map)
-                                continue;
+                for (size_t i = sn->parts[k].first; map && i < sn->parts[k].first + sn->parts[k].n;
+                     i++) {
                         for (uint32_t c = 0; c < nc; c++)
-                                m[c] = map[c] < pi->num_values ? pi->values[map[c]] : 0;
-                        x->values = m;
+                                m[c] = map[c] < nv ? sn->inst[i].values[map[c]] : 0;
+                        sn->inst[i].values = m;
                         m += nc;
                 }
         }
-        sn->pub.n_instances = n;
+        return 0;
 }
 
 int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
                 struct ns_snapshot **ret)
 {
         const struct ns_entry *e;
-        size_t n_inst, n_mapped;
         struct snap *sn;
 
         if (!ns || !cs || !ret || (flags & ~NS_SNAPSHOT_COLLECT))
@@ -1137,17 +1181,11 @@ int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
         if (!sn)
                 return -ENOMEM;
         sn->pub = (struct ns_snapshot){ .n_counters = cs->n_counters };
-        if (array_reserve((void **) &sn->parts, &sn->parts_cap, e->n_src, sizeof(*sn->parts)) < 0)
+        sn->n_inst = 0;
+        if (parts_reserve(sn, e->n_src) < 0 || snap_parts(ns, sn, e, flags) < 0 ||
+            sn->n_inst > UINT32_MAX || snap_map(sn, e) < 0)
                 goto oom;
-        memset(sn->parts, 0, sn->parts_cap * sizeof(*sn->parts));
-        if (snap_parts(ns, sn, e, flags, &n_inst, &n_mapped) < 0 || n_inst > UINT32_MAX)
-                goto oom;
-        /* Every entry is written by snap_fill: no need to zero them first. */
-        if (array_reserve((void **) &sn->inst, &sn->inst_cap, n_inst, sizeof(*sn->inst)) < 0 ||
-            array_reserve((void **) &sn->mapped, &sn->mapped_cap, n_mapped,
-                          sizeof(*sn->mapped)) < 0)
-                goto oom;
-        snap_fill(sn, e);
+        sn->pub.n_instances = (uint32_t) sn->n_inst;
         sn->pub.instances = sn->inst;
         *ret = &sn->pub;
         return 0;

@@ -208,6 +208,20 @@ static void emit_counter_ids(struct pcq_buf *b, const struct ns_counterset *cs)
         pcq_buf_pad8(b);
 }
 
+/* The instance block's head and name at q (8 + name16_size bytes); returns its end. */
+static inline uint8_t *put_named(uint8_t *q, const struct ns_instance *inst)
+{
+        uint32_t head[2] = { htole32(8 + inst->name16_size), htole32(inst->id) };
+        uint32_t size = inst->name16_size;
+
+        memcpy(q, head, 8);
+        /* name16_size is a non-zero multiple of 8, and names are short: 8 bytes at a time. */
+        memcpy(q + 8, inst->name16, 8);
+        for (uint32_t i = 8; i < size; i += 8)
+                memcpy(q + 8 + i, inst->name16 + i, 8);
+        return q + 8 + size;
+}
+
 /*
  * One instance block and its values, claimed at once when the namespace
  * has the name ready as the client receives it (the instance-heavy queries
@@ -216,7 +230,6 @@ static void emit_counter_ids(struct pcq_buf *b, const struct ns_counterset *cs)
 static void emit_one(struct pcq_buf *b, const struct plan *p, const struct ns_instance *inst,
                      size_t vsize)
 {
-        uint32_t head[2];
         uint8_t *q;
 
         if (!inst->name16) {
@@ -225,15 +238,65 @@ static void emit_one(struct pcq_buf *b, const struct plan *p, const struct ns_in
                 return;
         }
         q = pcq_buf_grab(b, 8 + (size_t) inst->name16_size + vsize);
+        if (q)
+                put_values(put_named(q, inst), p, inst);
+}
+
+/*
+ * One counter of every instance, the blocks at q: what the plan says
+ * loaded once, since every store through q could alias it.
+ */
+static void put_all_one_counter(uint8_t *q, const struct plan *p)
+{
+        const struct ns_instance *inst = p->snap->instances;
+        const struct ns_instance *end = inst + p->snap->n_instances;
+        const struct ns_counter *c = &p->cs->counters[p->counter];
+        size_t idx = (size_t) p->counter;
+        uint32_t nb = value_bytes(c);
+        uint32_t head[2] = { htole32(nb), htole32(nb ? 16 : 8) };
+
+        for (; inst < end; inst++) {
+                uint64_t v = inst->values[idx];
+                uint64_t le = htole64(nb == 4 ? (uint32_t) v : v);
+
+                q = put_named(q, inst);
+                memcpy(q, head, 8);
+                if (nb)
+                        memcpy(q + 8, &le, 8);
+                q += nb ? 16 : 8;
+        }
+}
+
+/*
+ * Every instance, each with its name ready as the client receives it (the
+ * instance-heavy queries spend their time here): the blocks sized first
+ * and claimed at once.  false, with nothing written, when some name is not
+ * ready.
+ */
+static bool emit_every_named(struct pcq_buf *b, const struct plan *p, size_t vsize)
+{
+        const struct ns_snapshot *snap = p->snap;
+        size_t total = 0;
+        uint8_t *q;
+
+        for (uint32_t i = 0; i < snap->n_instances; i++) {
+                if (!snap->instances[i].name16)
+                        return false;
+                total += 8 + (size_t) snap->instances[i].name16_size + vsize;
+        }
+        q = pcq_buf_grab(b, total);
         if (!q)
-                return;
-        head[0] = htole32(8 + inst->name16_size);
-        head[1] = htole32(inst->id);
-        memcpy(q, head, 8);
-        /* name16_size is a multiple of 8, and names are short: 8 bytes at a time. */
-        for (uint32_t i = 0; i < inst->name16_size; i += 8)
-                memcpy(q + 8 + i, inst->name16 + i, 8);
-        put_values(q + 8 + inst->name16_size, p, inst);
+                return true;
+        if (p->counter >= 0) {
+                put_all_one_counter(q, p);
+                return true;
+        }
+        for (uint32_t i = 0; i < snap->n_instances; i++) {
+                q = put_named(q, &snap->instances[i]);
+                put_values(q, p, &snap->instances[i]);
+                q += vsize;
+        }
+        return true;
 }
 
 /* _PERF_MULTI_INSTANCES and an instance block for every instance selected. */
@@ -247,6 +310,11 @@ static void emit_instances(struct pcq_buf *b, const struct plan *p)
 
         pcq_buf_u32(b, 0);                      /* dwTotalSize, patched below */
         pcq_buf_u32(b, 0);                      /* dwInstances, patched below */
+        if (every && emit_every_named(b, p, vsize)) {
+                pcq_buf_patch_u32(b, start, (uint32_t) (b->len - start));
+                pcq_buf_patch_u32(b, start + 4, p->snap->n_instances);
+                return;
+        }
         for (uint32_t i = 0; i < p->snap->n_instances; i++) {
                 const struct ns_instance *inst = &p->snap->instances[i];
 

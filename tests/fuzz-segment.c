@@ -37,6 +37,26 @@ static void fz_snapshot(struct pl_reader *r, uint32_t index, unsigned flags)
         pl_snapshot_free(s);
 }
 
+/* Values only, as perflibd reads them, and the name of each record. */
+static void fz_values(struct pl_reader *r, uint32_t index)
+{
+        static wchar_t name[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
+        struct pl_values v = { 0 };
+        uint32_t len;
+
+        if (pl_reader_values(r, index, 0, &v) == 0) {
+                for (uint32_t i = 0; i < v.n_instances; i++) {
+                        const struct pl_value_rec *rec = pl_values_at(&v, i);
+
+                        for (uint32_t k = 0; k < rec->num_values; k++)
+                                fz_sink += rec->values[k];
+                        if (pl_reader_rec_name(r, index, rec, name, &len) == 0)
+                                fz_sink += len + (uint64_t) name[0];
+                }
+        }
+        pl_values_done(&v);
+}
+
 static void fz_countersets(struct pl_reader *r)
 {
         const struct pl_counterset *c, *found;
@@ -51,8 +71,10 @@ static void fz_countersets(struct pl_reader *r)
                 if (pl_reader_find_counterset(r, &c->guid, &found) == 0)
                         fz_sink += found->index;
                 /* Per-counterset snapshots of the first few only: bounded cost. */
-                if (i < 4)
+                if (i < 4) {
                         fz_snapshot(r, (uint32_t) i, 0);
+                        fz_values(r, (uint32_t) i);
+                }
         }
 }
 

@@ -75,12 +75,53 @@ static void corrupt_check_snapshot(const struct pl_snapshot *s, unsigned present
         assert_int_equal(s->n_instances, n);
 }
 
+/*
+ * The values-only read (pl_reader_values) gives a record for at least the
+ * instances present; a record whose name turns out malformed is the one
+ * extra it may give, and naming it fails.  The records are read twice into
+ * the same buffer, as perflibd reuses it.
+ */
+static void corrupt_check_values(struct pl_reader *r, const struct fz_image *img,
+                                 unsigned present)
+{
+        static wchar_t name[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
+        struct pl_values v = { 0 };
+
+        for (int round = 0; round < 2; round++) {
+                uint32_t k = 0;
+
+                assert_int_equal(pl_reader_values(r, 0, 0, &v), 0);
+                assert_int_equal(v.generation, FZ_GENERATION);
+                assert_int_equal(v.num_values, FZ_N_COUNTERS);
+                for (uint32_t i = 0; i < v.n_instances; i++) {
+                        const struct pl_value_rec *rec = pl_values_at(&v, i);
+                        struct pl_instance in = { .instance_id = rec->instance_id,
+                                                  .dir_slot = rec->dir_slot, .seq = rec->seq,
+                                                  .name = name, .num_values = rec->num_values,
+                                                  .values = (uint64_t *) rec->values };
+
+                        if (pl_reader_rec_name(r, 0, rec, name, &in.name_len) < 0)
+                                continue;
+                        while (k < FZ_N_INSTANCES && !(present & (1u << k)))
+                                k++;
+                        assert_true(k < FZ_N_INSTANCES);
+                        assert_int_equal(rec->block_off, img->inst_off[k]);
+                        corrupt_check_instance(&in, k++);
+                }
+                while (k < FZ_N_INSTANCES && !(present & (1u << k)))
+                        k++;
+                assert_int_equal(k, FZ_N_INSTANCES);
+        }
+        pl_values_done(&v);
+}
+
 static void corrupt_expect_instances(const struct fz_image *img, unsigned present)
 {
         struct pl_reader *r = NULL;
         struct pl_snapshot *s = NULL;
 
         assert_int_equal(corrupt_open(img, &r), 0);
+        corrupt_check_values(r, img, present);
         assert_int_equal(pl_reader_snapshot(r, PL_ALL_COUNTERSETS, 0, &s), 0);
         corrupt_check_snapshot(s, present);
         pl_snapshot_free(s);
@@ -104,6 +145,10 @@ static void corrupt_expect_bad_cset(const struct fz_image *img)
         assert_int_equal(pl_reader_find_counterset(r, &fz_cset_guid, &c), -ENOENT);
         assert_int_equal(pl_reader_snapshot(r, 0, 0, &s), -EBADMSG);
         assert_null(s);
+        struct pl_values v = { .n_instances = 7 };
+        assert_int_equal(pl_reader_values(r, 0, 0, &v), -EBADMSG);
+        assert_int_equal(v.n_instances, 0);
+        pl_values_done(&v);
         /* All countersets: the broken one's instances are left out. */
         assert_int_equal(pl_reader_snapshot(r, PL_ALL_COUNTERSETS, 0, &s), 0);
         assert_int_equal(s->n_instances, 0);
@@ -171,6 +216,17 @@ static void test_valid_collect_is_stale(void **state)
         pl_snapshot_free(s);
         assert_int_equal(pl_reader_snapshot(r, 1, 0, &s), -ENOENT);
         assert_int_equal(pl_reader_snapshot(r, 0, 0x80, &s), -EINVAL);
+        struct pl_values v = { 0 };
+        assert_int_equal(pl_reader_values(r, 0, 0, &v), 0);
+        assert_false(v.refs_stale);
+        assert_int_equal(pl_reader_values(r, 0, PL_SNAPSHOT_COLLECT, &v), 0);
+        assert_true(v.refs_stale);
+        assert_int_equal(v.n_instances, 3);
+        assert_int_equal(pl_reader_values(r, 1, 0, &v), -ENOENT);
+        assert_int_equal(pl_reader_values(r, PL_ALL_COUNTERSETS, 0, &v), -ENOENT);
+        assert_int_equal(pl_reader_values(r, 0, PL_SNAPSHOT_NO_NAMES, &v), -EINVAL);
+        pl_values_done(&v);
+        pl_values_done(NULL);
         pl_reader_close(r);
 }
 

@@ -4,7 +4,8 @@
  * through the API with both halves equal, one by direct stores alternating
  * two bit patterns) and creates and deletes instances as fast as it can
  * while this process takes snapshots.  No 64-bit value may be torn, and no instance may be seen half
- * made: its name, id and values must all belong to it.
+ * made: its name, id and values must all belong to it.  The same holds of
+ * the values-only reads perflibd makes (pl_reader_values).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -132,11 +133,45 @@ static void check_instance(const struct pl_instance *in, struct tally *t)
         assert_true(in->values[2] == 0);
 }
 
+/*
+ * One read of values only (pl_reader_values, as perflibd's QueryCounterData
+ * reads), each record named by pl_reader_rec_name and checked as a
+ * snapshot's instance is.
+ */
+static void values_round(struct pl_reader *r, struct pl_values *v, struct tally *t)
+{
+        static wchar_t buf[PL_SEG_MAX_NAME_BYTES / sizeof(wchar_t)];
+
+        assert_int_equal(pl_reader_values(r, 0, 0, v), 0);
+        assert_true(v->n_instances >= 1 && v->n_instances <= 1 + N_CHURN);
+        assert_int_equal(v->num_values, 3);
+        for (uint32_t i = 0; i < v->n_instances; i++) {
+                const struct pl_value_rec *rec = pl_values_at(v, i);
+                struct pl_instance in = { .instance_id = rec->instance_id, .name = buf,
+                                          .num_values = rec->num_values,
+                                          .values = (uint64_t *) rec->values };
+                uint32_t len = 0;
+                int k = pl_reader_rec_name(r, 0, rec, buf, &len);
+
+                assert_int_equal(rec->num_values, 3);
+                for (uint32_t j = 0; j < i; j++)
+                        assert_false(pl_values_at(v, j)->instance_id == rec->instance_id);
+                if (k == -ESTALE) {
+                        t->stale++;
+                        continue;
+                }
+                assert_int_equal(k, 0);
+                in.name_len = len;
+                check_instance(&in, t);
+        }
+}
+
 static void snapshots_are_consistent(void **state)
 {
         struct tu_child c = { .cmd_fd = -1, .ack_fd = -1 };
         struct pl_reader *r = NULL;
         struct tally t = { 0 };
+        struct pl_values v = { 0 };
         double start, end;
 
         (void) state;
@@ -153,8 +188,15 @@ static void snapshots_are_consistent(void **state)
                 t.patterns != 3 || tu_now() < start + MIN_SECONDS) &&
                tu_now() < end) {
                 struct pl_snapshot *s = NULL;
-                /* Every other snapshot without names, fetched one by one as perflibd does. */
-                bool lazy = t.snapshots & 1;
+                /* Every third round values only, into records kept across rounds, as
+                 * perflibd reads them; every third a snapshot without names. */
+                bool lazy = t.snapshots % 3 == 1;
+
+                if (t.snapshots % 3 == 2) {
+                        values_round(r, &v, &t);
+                        t.snapshots++;
+                        continue;
+                }
                 assert_int_equal(pl_reader_snapshot(r, 0, lazy ? PL_SNAPSHOT_NO_NAMES : 0, &s), 0);
                 assert_true(s->n_instances >= 1 && s->n_instances <= 1 + N_CHURN);
                 for (uint32_t i = 0; i < s->n_instances; i++) {
@@ -170,6 +212,7 @@ static void snapshots_are_consistent(void **state)
                 pl_snapshot_free(s);
                 t.snapshots++;
         }
+        pl_values_done(&v);
         pl_reader_close(r);
         tu_child_stop(&c);
         tu_runtime_teardown();

@@ -150,6 +150,53 @@ PL_PRIVATE int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index,
 PL_PRIVATE void pl_snapshot_free(struct pl_snapshot *s);
 
 /*
+ * The values of one counterset's live instances, without names, in one
+ * pass over the directory straight into records the caller keeps from one
+ * call to the next (perflibd's QueryCounterData: names come from its cache,
+ * keyed by (dir_slot, block_off, seq)).  The same guarantees as
+ * pl_reader_snapshot: a record is a whole instance read under its seq
+ * lock, and PL_SNAPSHOT_COLLECT refreshes reference counters first.
+ */
+struct pl_value_rec {
+        uint32_t dir_slot;
+        uint32_t seq;
+        uint64_t block_off;
+        uint32_t instance_id;
+        uint32_t num_values;            /* = the counterset's num_counters */
+        uint64_t values[];              /* in descriptor order, zero-extended */
+};
+struct pl_values {
+        uint64_t generation;            /* the segment's generation when read */
+        uint32_t n_instances;
+        uint32_t num_values;            /* per record: the counterset's num_counters */
+        bool refs_stale;                /* a collect was asked for and did not finish */
+        size_t stride;                  /* bytes from one record to the next */
+        uint8_t *recs;                  /* n_instances records; owned, reused */
+        size_t cap;                     /* bytes allocated at recs */
+};
+/*
+ * Fills v (zero it before the first call; its buffer is reused and grown as
+ * needed).  Only PL_SNAPSHOT_COLLECT is accepted in flags.  On failure v
+ * keeps its buffer and holds no records.
+ */
+PL_PRIVATE int pl_reader_values(struct pl_reader *r, uint32_t cset_index, unsigned flags,
+                                struct pl_values *v);
+/* Frees v's buffer (not v); accepts NULL. */
+PL_PRIVATE void pl_values_done(struct pl_values *v);
+
+static inline const struct pl_value_rec *pl_values_at(const struct pl_values *v, uint32_t i)
+{
+        return (const struct pl_value_rec *) (v->recs + (size_t) i * v->stride);
+}
+
+/*
+ * The name of the instance a record names: as pl_reader_instance_name.
+ */
+PL_PRIVATE int pl_reader_rec_name(struct pl_reader *r, uint32_t cset_index,
+                                  const struct pl_value_rec *rec, wchar_t *buf,
+                                  uint32_t *ret_len);
+
+/*
  * The name of an instance a snapshot returned, into buf
  * (PL_SEG_MAX_NAME_BYTES), NUL-terminated, *ret_len characters without the
  * NUL.  -ESTALE when the block no longer holds that instance (deleted, or
