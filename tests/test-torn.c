@@ -35,6 +35,12 @@ static GUID cset = { 0x70a40002, 0x1, 0x2, { 1, 4, 1, 4, 2, 1, 3, 5 } };
 #define PATTERN_A UINT64_C(0x5555555555555555)
 #define PATTERN_B UINT64_C(0xAAAAAAAAAAAAAAAA)
 
+/*
+ * Counter 1's size: 4, or 8 so that every counter is 8 bytes, which sends
+ * pl_reader_values down its whole-words path; the writer child inherits it.
+ */
+static ULONG first_size = 4;
+
 static void name_for(wchar_t *buf, ULONG id)
 {
         /* Names of different lengths, so that freed blocks are reused across sizes. */
@@ -46,7 +52,7 @@ static void writer_child(int cmd_fd, int ack_fd)
         HANDLE h;
         ULONG size;
         PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES,
-                                              3, (const ULONG[]) { 4, 8, 8 }, &size);
+                                              3, (const ULONG[]) { first_size, 8, 8 }, &size);
         PPERF_COUNTERSET_INSTANCE live[N_CHURN] = { 0 };
         wchar_t name[64];
 
@@ -57,7 +63,7 @@ static void writer_child(int cmd_fd, int ack_fd)
         PPERF_COUNTERSET_INSTANCE w = PerfCreateInstance(h, &cset, L"w", 0xFFFFFFFF);
         if (!w)
                 _exit(3);
-        /* Offsets 0: counter 3 is the third member of { ULONG; ULONGLONG; ULONGLONG; }. */
+        /* Offsets 0: counter 3 is the third member of { ULONG or ULONGLONG; ULONGLONG; ULONGLONG; }. */
         volatile ULONGLONG *pattern = (volatile ULONGLONG *) ((BYTE *) (w + 1) + 16);
         tu_ready(ack_fd);
         for (uint64_t x = 1;; x++) {
@@ -73,7 +79,10 @@ static void writer_child(int cmd_fd, int ack_fd)
                         name_for(name, id);
                         live[k] = PerfCreateInstance(h, &cset, name, id);
                         if (live[k]) {
-                                PerfSetULongCounterValue(h, live[k], 1, id * 3);
+                                if (first_size == 8)
+                                        PerfSetULongLongCounterValue(h, live[k], 1, id * 3);
+                                else
+                                        PerfSetULongCounterValue(h, live[k], 1, id * 3);
                                 PerfSetULongLongCounterValue(h, live[k], 2, MIRRORED(id));
                         }
                 }
@@ -166,7 +175,7 @@ static void values_round(struct pl_reader *r, struct pl_values *v, struct tally 
         }
 }
 
-static void snapshots_are_consistent(void **state)
+static void race(void)
 {
         struct tu_child c = { .cmd_fd = -1, .ack_fd = -1 };
         struct pl_reader *r = NULL;
@@ -174,7 +183,6 @@ static void snapshots_are_consistent(void **state)
         struct pl_values v = { 0 };
         double start, end;
 
-        (void) state;
         tu_runtime_setup();
         assert_int_equal(tu_child_start(&c, writer_child), 0);
         assert_int_equal(tu_open_only_provider(1.0, &r), 0);
@@ -226,10 +234,25 @@ static void snapshots_are_consistent(void **state)
         assert_int_equal(t.patterns, 3);        /* both patterns were seen */
 }
 
+static void snapshots_are_consistent(void **state)
+{
+        (void) state;
+        first_size = 4;
+        race();
+}
+
+static void snapshots_are_consistent_all_wide(void **state)
+{
+        (void) state;
+        first_size = 8;
+        race();
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(snapshots_are_consistent),
+                cmocka_unit_test(snapshots_are_consistent_all_wide),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
