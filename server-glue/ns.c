@@ -987,7 +987,7 @@ static void snap_free(struct snap *sn)
         if (!sn)
                 return;
         for (size_t i = 0; i < sn->parts_cap; i++)
-                pl_values_done(&sn->parts[i].v);
+                pl_reader_values_done(&sn->parts[i].v);
         free(sn->parts);
         free(sn->inst);
         free(sn->mapped);

@@ -54,7 +54,7 @@ static void fz_values(struct pl_reader *r, uint32_t index)
                                 fz_sink += len + (uint64_t) name[0];
                 }
         }
-        pl_values_done(&v);
+        pl_reader_values_done(&v);
 }
 
 static void fz_countersets(struct pl_reader *r)

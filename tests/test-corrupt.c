@@ -112,7 +112,7 @@ static void corrupt_check_values(struct pl_reader *r, const struct fz_image *img
                         k++;
                 assert_int_equal(k, FZ_N_INSTANCES);
         }
-        pl_values_done(&v);
+        pl_reader_values_done(&v);
 }
 
 static void corrupt_expect_instances(const struct fz_image *img, unsigned present)
@@ -148,7 +148,7 @@ static void corrupt_expect_bad_cset(const struct fz_image *img)
         struct pl_values v = { .n_instances = 7 };
         assert_int_equal(pl_reader_values(r, 0, 0, &v), -EBADMSG);
         assert_int_equal(v.n_instances, 0);
-        pl_values_done(&v);
+        pl_reader_values_done(&v);
         /* All countersets: the broken one's instances are left out. */
         assert_int_equal(pl_reader_snapshot(r, PL_ALL_COUNTERSETS, 0, &s), 0);
         assert_int_equal(s->n_instances, 0);
@@ -225,8 +225,8 @@ static void test_valid_collect_is_stale(void **state)
         assert_int_equal(pl_reader_values(r, 1, 0, &v), -ENOENT);
         assert_int_equal(pl_reader_values(r, PL_ALL_COUNTERSETS, 0, &v), -ENOENT);
         assert_int_equal(pl_reader_values(r, 0, PL_SNAPSHOT_NO_NAMES, &v), -EINVAL);
-        pl_values_done(&v);
-        pl_values_done(NULL);
+        pl_reader_values_done(&v);
+        pl_reader_values_done(NULL);
         pl_reader_close(r);
 }
 

@@ -220,7 +220,7 @@ static void race(void)
                 pl_snapshot_free(s);
                 t.snapshots++;
         }
-        pl_values_done(&v);
+        pl_reader_values_done(&v);
         pl_reader_close(r);
         tu_child_stop(&c);
         tu_runtime_teardown();

@@ -1321,7 +1321,7 @@ int pl_reader_values(struct pl_reader *r, uint32_t cset_index, unsigned flags,
         return k;
 }
 
-void pl_values_done(struct pl_values *v)
+void pl_reader_values_done(struct pl_values *v)
 {
         if (!v)
                 return;

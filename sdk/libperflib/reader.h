@@ -182,7 +182,7 @@ struct pl_values {
 PL_PRIVATE int pl_reader_values(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                                 struct pl_values *v);
 /* Frees v's buffer (not v); accepts NULL. */
-PL_PRIVATE void pl_values_done(struct pl_values *v);
+PL_PRIVATE void pl_reader_values_done(struct pl_values *v);
 
 static inline const struct pl_value_rec *pl_values_at(const struct pl_values *v, uint32_t i)
 {
