@@ -24,6 +24,10 @@ for h in perflib.h winperf.h perflib-wintypes.h perflib-description.h; do
         [ -f "$tmp/root$prefix/include/perflib/$h" ] || fail "$h not installed"
 done
 [ ! -e "$tmp/root$prefix/include/perflib/reader.h" ] || fail "internal header installed"
+# The plugin directory pkg-config names is the one perflibd loads by default.
+plugindir=$(pkg-config --variable=plugindir perflib)
+"$top_builddir/server-glue/perflibd" --help | grep -qF "default $plugindir)" ||
+        fail "pkg-config plugindir $plugindir is not perflibd's default"
 
 src="$top_srcdir/tests/data/windows-provider.c"
 export PERFLIB_RUNTIME_DIR="$tmp/run"
