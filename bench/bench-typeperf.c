@@ -191,8 +191,10 @@ static void report(const char *name, double *t, unsigned n)
         printf("%s-p99: %.1f us\n", name, t[(size_t) (n * 0.99)]);
 }
 
-static void time_samples(struct tp_run *r, unsigned n)
+static void time_samples(struct tp_run *r, unsigned n, const char *shape)
 {
+        char name[64];
+
         double *total = calloc(n, sizeof(double)), *coll = calloc(n, sizeof(double));
 
         if (!total || !coll)
@@ -211,13 +213,36 @@ static void time_samples(struct tp_run *r, unsigned n)
         for (size_t i = 0; i < r->n_cols; i++)
                 if (!r->cells[i].valid)
                         die("a value of the last sample was not valid");
-        report("typeperf-sample-1000", total, n);
-        report("typeperf-collect-1000", coll, n);
+        snprintf(name, sizeof(name), "typeperf-sample-%s", shape);
+        report(name, total, n);
+        snprintf(name, sizeof(name), "typeperf-collect-%s", shape);
+        report(name, coll, n);
         /* The header and the n lines, all of about the same length. */
         printf("# %u samples of %zu columns, about %lld bytes a line\n", n, r->n_cols,
                (long long) lseek(r->out.fd, 0, SEEK_CUR) / (n + 1));
         free(total);
         free(coll);
+}
+
+/* The same 1,000 instances added as 1,000 paths of one instance each. */
+static void time_paths(unsigned n)
+{
+        char **paths = calloc(INSTANCES, sizeof(char *));
+        struct tp_options o = { .paths = paths, .n_paths = INSTANCES, .format = TP_CSV };
+        struct tp_run r;
+
+        for (int i = 0; paths && i < INSTANCES; i++)
+                if (asprintf(&paths[i], "\\Typeperf Bench(i%d)\\Ops/sec", i) < 0)
+                        die("out of memory");
+        if (!paths)
+                die("out of memory");
+        open_run(&r, &o);
+        time_samples(&r, n, "1000-paths");
+        tp_out_close(&r.out);
+        tp_run_done(&r);
+        for (int i = 0; i < INSTANCES; i++)
+                free(paths[i]);
+        free(paths);
 }
 
 int main(int argc, char **argv)
@@ -258,9 +283,10 @@ int main(int argc, char **argv)
         prov_pid = start_provider(&wfd);
         server = start_server();
         open_run(&r, &o);
-        time_samples(&r, quick ? 50 : 500);
+        time_samples(&r, quick ? 50 : 500, "1000");
         tp_out_close(&r.out);
         tp_run_done(&r);
+        time_paths(quick ? 50 : 500);
         kill(server, SIGTERM);
         waitpid(server, NULL, 0);
         close(wfd);

@@ -38,13 +38,24 @@ struct sid {
 struct cell {
         char *name;                     /* owned; NULL for single-instance blocks */
         uint32_t id;
+        uint32_t occurrence;            /* PDH's #n among equal names of the column */
+        uint32_t next, tail;            /* chain of equal names (NO_CELL ends; tail: heads only) */
         uint64_t value;
+};
+
+#define NO_CELL UINT32_MAX
+
+/* Open addressing over array indices (stored + 1, 0 is empty). */
+struct ix {
+        uint32_t *slot;                 /* owned */
+        size_t mask;
 };
 
 struct column {
         uint32_t status;                /* Win32 status of the block, 0 if fine */
         struct cell *cells;             /* owned */
         size_t n, cap;
+        struct ix names;                /* heads of the equal-name chains, by folded name */
 };
 
 /* One counter of a pcq_counter (several for a "\*" path). */
@@ -72,6 +83,13 @@ struct item {
         uint32_t status;                /* for a missing instance */
 };
 
+/* A counter's items of the previous sample, while the new ones are built. */
+struct prev_items {
+        struct item *items;
+        struct pcq_value *values;
+        size_t n;
+};
+
 struct pcq_counter {
         pcq_query *q;
         char *path;                     /* as added, owned */
@@ -84,6 +102,7 @@ struct pcq_counter {
         size_t n_members;
         struct entry *entries;          /* owned */
         size_t n_entries;
+        char *exact;                    /* owned; the one instance name the path names, else NULL */
         struct item *items;             /* owned, parallel to values */
         struct pcq_value *values;       /* owned, with owned path and instance strings */
         size_t n_items;
@@ -142,6 +161,7 @@ static void columns_free(struct column *cols, size_t n)
                 for (size_t j = 0; j < cols[i].n; j++)
                         free(cols[i].cells[j].name);
                 free(cols[i].cells);
+                free(cols[i].names.slot);
         }
         free(cols);
 }
@@ -178,6 +198,7 @@ static void counter_free(pcq_counter *ctr)
         }
         free(ctr->members);
         pcq_path_done(&ctr->p);
+        free(ctr->exact);
         free(ctr->path);
         free(ctr->object);
         free(ctr->help);
@@ -353,6 +374,7 @@ static uint32_t counter_new(pcq_query *q, const char *path, const struct cl_set 
                             struct pcq_path *p, pcq_counter **ret)
 {
         pcq_counter *ctr = calloc(1, sizeof(*ctr));
+        bool ok = false;
 
         if (!ctr)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
@@ -367,7 +389,14 @@ static uint32_t counter_new(pcq_query *q, const char *path, const struct cl_set 
         ctr->path = strdup(path);
         ctr->object = strdup(s->name);
         ctr->help = strdup(s->help ? s->help : "");
-        if (!ctr->path || !ctr->object || !ctr->help) {
+        if (ctr->multi && ctr->p.instance && !cl_path_has_wildcard(&ctr->p) &&
+            (ctr->p.parent || strcasecmp(ctr->p.instance, CL_TOTAL)) &&
+            asprintf(&ctr->exact, "%s%s%s", ctr->p.parent ? ctr->p.parent : "",
+                     ctr->p.parent ? "/" : "", ctr->p.instance) < 0)
+                ctr->exact = NULL;
+        else
+                ok = true;
+        if (!ok || !ctr->path || !ctr->object || !ctr->help) {
                 counter_free(ctr);
                 return PDH_MEMORY_ALLOCATION_FAILURE;
         }
@@ -444,6 +473,91 @@ static uint32_t cell_add(struct column *col, const struct pcq_data_item *it)
         return ERROR_SUCCESS;
 }
 
+/* ---- indexes: every match below is O(1), never a scan of a column ---- */
+
+/* FNV-1a of s, ASCII-folded when fold (strcasecmp's equality then implies the hash's). */
+static uint32_t str_hash(const char *s, bool fold)
+{
+        uint32_t h = 2166136261u;
+
+        for (; *s; s++) {
+                unsigned char c = (unsigned char) *s;
+
+                if (fold && c >= 'A' && c <= 'Z')
+                        c += 'a' - 'A';
+                h = (h ^ c) * 16777619u;
+        }
+        return h;
+}
+
+/* Room for n indices at most half full. */
+static uint32_t ix_init(struct ix *x, size_t n)
+{
+        size_t cap = 16;
+
+        while (cap < 2 * n)
+                cap *= 2;
+        x->slot = calloc(cap, sizeof(*x->slot));
+        x->mask = cap - 1;
+        return x->slot ? ERROR_SUCCESS : PDH_MEMORY_ALLOCATION_FAILURE;
+}
+
+/*
+ * The index in the probe sequence of hash h after *pos (start with
+ * *pos = SIZE_MAX), NO_CELL at its end: the caller checks each candidate.
+ */
+static uint32_t ix_next(const struct ix *x, uint32_t h, size_t *pos)
+{
+        *pos = *pos == SIZE_MAX ? (h & x->mask) : ((*pos + 1) & x->mask);
+        return x->slot[*pos] ? x->slot[*pos] - 1 : NO_CELL;
+}
+
+/*
+ * Numbers the occurrences of equal names (case-insensitive) in col and
+ * chains them from a head found by folded name, in one pass.
+ */
+static uint32_t column_index(struct column *col)
+{
+        uint32_t e = ix_init(&col->names, col->n);
+
+        for (size_t i = 0; !e && i < col->n; i++) {
+                struct cell *c = &col->cells[i];
+                size_t pos = SIZE_MAX;
+                uint32_t h, j;
+
+                c->next = c->tail = NO_CELL;
+                if (!c->name)
+                        continue;
+                h = str_hash(c->name, true);
+                while ((j = ix_next(&col->names, h, &pos)) != NO_CELL &&
+                       strcasecmp(col->cells[j].name, c->name))
+                        ;
+                if (j == NO_CELL) {
+                        col->names.slot[pos] = (uint32_t) i + 1;
+                        c->tail = (uint32_t) i;
+                        continue;
+                }
+                c->occurrence = col->cells[col->cells[j].tail].occurrence + 1;
+                col->cells[col->cells[j].tail].next = (uint32_t) i;
+                col->cells[j].tail = (uint32_t) i;
+        }
+        return e;
+}
+
+/* The first cell of col named name (case-insensitive), NO_CELL if none. */
+static uint32_t column_find(const struct column *col, const char *name)
+{
+        size_t pos = SIZE_MAX;
+        uint32_t j;
+
+        if (!col->names.slot)
+                return NO_CELL;
+        while ((j = ix_next(&col->names, str_hash(name, true), &pos)) != NO_CELL &&
+               strcasecmp(col->cells[j].name, name))
+                ;
+        return j;
+}
+
 static bool is_error_block(const struct pcq_data_item *it)
 {
         return it->block_type != PERF_SINGLE_COUNTER && it->block_type != PERF_MULTIPLE_COUNTERS &&
@@ -492,6 +606,8 @@ static uint32_t parse_sample(const pcq_query *q, const struct pcq_buf *b,
         }
         if (!e && pcq_iter_error(&it))
                 e = PDH_INVALID_DATA;
+        for (size_t i = 0; !e && i < q->n_sids; i++)
+                e = column_index(&cols[i]);
         pcq_iter_done(&it);
         free(by_block);
         if (e) {
@@ -550,54 +666,144 @@ static void raw_of(const pcq_query *q, const struct member *m, size_t i, struct 
                 r->status = PDH_CSTATUS_INVALID_DATA;
 }
 
-static struct entry *entry_find(struct entry *v, size_t n, size_t member, const char *name,
-                                uint32_t id)
+static bool entry_is(const struct entry *en, size_t member, uint32_t id, const char *name)
 {
-        for (size_t i = 0; i < n; i++)
-                if (v[i].member == member && v[i].id == id && !strcmp(v[i].name, name))
-                        return &v[i];
-        return NULL;
+        return en->member == member && en->id == id && en->name && !strcmp(en->name, name);
 }
 
-/* Appends the live entries of member mi from the new sample. */
-static uint32_t live_entries(const pcq_query *q, pcq_counter *ctr, size_t mi, struct entry *v,
-                             size_t *n, bool *kept)
+static uint32_t entry_hash(size_t member, uint32_t id, const char *name)
+{
+        return str_hash(name, false) ^ id * 2654435761u ^ (uint32_t) member * 40503u;
+}
+
+/* Indexes ctr's entries of the previous sample, once, on the first miss. */
+static uint32_t old_index(const pcq_counter *ctr, struct ix *x)
+{
+        uint32_t e;
+
+        if (x->slot)
+                return ERROR_SUCCESS;
+        e = ix_init(x, ctr->n_entries);
+        for (size_t i = 0; !e && i < ctr->n_entries; i++) {
+                const struct entry *en = &ctr->entries[i];
+                size_t pos = SIZE_MAX;
+
+                if (!en->name)
+                        continue;
+                while (ix_next(x, entry_hash(en->member, en->id, en->name), &pos) != NO_CELL)
+                        ;
+                x->slot[pos] = (uint32_t) i + 1;
+        }
+        return e;
+}
+
+/*
+ * ctr's entry of the previous sample for (member, id, name): instances
+ * mostly come in the same order, so the same position is tried first.
+ */
+static uint32_t old_entry(pcq_counter *ctr, struct ix *x, size_t hint, size_t member,
+                          uint32_t id, const char *name, struct entry **ret)
+{
+        size_t pos = SIZE_MAX;
+        uint32_t j, e;
+
+        *ret = NULL;
+        if (hint < ctr->n_entries && entry_is(&ctr->entries[hint], member, id, name)) {
+                *ret = &ctr->entries[hint];
+                return ERROR_SUCCESS;
+        }
+        e = old_index(ctr, x);
+        while (!e && (j = ix_next(x, entry_hash(member, id, name), &pos)) != NO_CELL)
+                if (entry_is(&ctr->entries[j], member, id, name)) {
+                        *ret = &ctr->entries[j];
+                        break;
+                }
+        return e;
+}
+
+/*
+ * Appends the entry of cell i of member mi's column to v; an instance
+ * seen before takes over its old entry's name (old->name then NULL).
+ */
+static uint32_t entry_add(const pcq_query *q, pcq_counter *ctr, size_t mi, size_t i,
+                          struct entry *v, size_t *n, bool *kept, struct ix *old)
 {
         const struct member *m = &ctr->members[mi];
-        const struct column *col = &q->cols[m->sid];
+        const struct cell *c = &q->cols[m->sid].cells[i];
+        const char *name = c->name ? c->name : "";
+        struct entry *en = &v[*n], *o;
+        uint32_t e;
 
-        for (size_t i = 0; !col->status && i < col->n; i++) {
-                struct entry *e = &v[*n], *old;
-
-                *e = (struct entry){ .id = col->cells[i].id, .member = mi, .live = true };
-                e->name = strdup(col->cells[i].name ? col->cells[i].name : "");
-                if (!e->name)
-                        return PDH_MEMORY_ALLOCATION_FAILURE;
-                for (size_t j = 0; j < *n; j++)
-                        if (v[j].member == mi && !strcasecmp(v[j].name, e->name))
-                                e->occurrence++;
-                raw_of(q, m, i, &e->cur);
-                old = entry_find(ctr->entries, ctr->n_entries, mi, e->name, e->id);
-                if (old) {
-                        kept[old - ctr->entries] = true;
-                        e->prev = old->cur;
-                        e->has_prev = old->live;
-                }
-                (*n)++;
+        *en = (struct entry){ .id = c->id, .occurrence = c->occurrence, .member = mi,
+                              .live = true };
+        raw_of(q, m, i, &en->cur);
+        e = old_entry(ctr, old, *n, mi, c->id, name, &o);
+        if (e)
+                return e;
+        if (o) {
+                kept[o - ctr->entries] = true;
+                en->prev = o->cur;
+                en->has_prev = o->live;
+                en->name = o->name;
+                o->name = NULL;
+        } else if (!(en->name = strdup(name))) {
+                return PDH_MEMORY_ALLOCATION_FAILURE;
         }
+        (*n)++;
         return ERROR_SUCCESS;
 }
 
-/* Rebuilds ctr->entries from the new sample, keeping vanished ones for history. */
+/* How many cells of member mi's column ctr takes at most. */
+static size_t member_cells(const pcq_query *q, const pcq_counter *ctr, size_t mi)
+{
+        const struct column *col = &q->cols[ctr->members[mi].sid];
+        size_t n = 0;
+
+        if (col->status || !ctr->exact)
+                return col->status ? 0 : col->n;
+        for (uint32_t i = column_find(col, ctr->exact); i != NO_CELL; i = col->cells[i].next)
+                n++;
+        return n;
+}
+
+/*
+ * Appends the live entries of member mi from the new sample: a path that
+ * names one instance only looks up the cells of that name.
+ */
+static uint32_t live_entries(const pcq_query *q, pcq_counter *ctr, size_t mi, struct entry *v,
+                             size_t *n, bool *kept, struct ix *old)
+{
+        const struct column *col = &q->cols[ctr->members[mi].sid];
+        uint32_t e = ERROR_SUCCESS;
+
+        if (col->status)
+                return ERROR_SUCCESS;
+        if (!ctr->exact) {
+                for (size_t i = 0; !e && i < col->n; i++)
+                        e = entry_add(q, ctr, mi, i, v, n, kept, old);
+                return e;
+        }
+        for (uint32_t i = column_find(col, ctr->exact); !e && i != NO_CELL; i = col->cells[i].next)
+                if (cl_instance_matches(&ctr->p, col->cells[i].name, col->cells[i].occurrence))
+                        e = entry_add(q, ctr, mi, i, v, n, kept, old);
+        return e;
+}
+
+/*
+ * Rebuilds ctr->entries from the new sample, keeping vanished ones for
+ * history.  On failure ctr keeps no entries and no items (names may have
+ * moved), and the next collect starts afresh.
+ */
 static uint32_t entries_update(const pcq_query *q, pcq_counter *ctr)
 {
         size_t cap = ctr->n_entries, n = 0;
+        struct ix old = { 0 };
         struct entry *v;
         bool *kept;
         uint32_t e = ERROR_SUCCESS;
 
         for (size_t i = 0; i < ctr->n_members; i++)
-                cap += q->cols[ctr->members[i].sid].n;
+                cap += member_cells(q, ctr, i);
         v = calloc(cap + 1, sizeof(*v));
         kept = calloc(ctr->n_entries + 1, sizeof(*kept));
         if (!v || !kept) {
@@ -606,7 +812,7 @@ static uint32_t entries_update(const pcq_query *q, pcq_counter *ctr)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
         }
         for (size_t i = 0; !e && i < ctr->n_members; i++)
-                e = live_entries(q, ctr, i, v, &n, kept);
+                e = live_entries(q, ctr, i, v, &n, kept, &old);
         for (size_t i = 0; !e && ctr->history && i < ctr->n_entries; i++) {
                 if (kept[i])
                         continue;
@@ -615,14 +821,17 @@ static uint32_t entries_update(const pcq_query *q, pcq_counter *ctr)
                 ctr->entries[i].name = NULL;    /* moved */
         }
         free(kept);
+        free(old.slot);
         if (e) {
                 entries_free(v, n);
-                return e;
+                v = NULL;
+                n = 0;
+                items_clear(ctr);
         }
         entries_free(ctr->entries, ctr->n_entries);
         ctr->entries = v;
         ctr->n_entries = n;
-        return ERROR_SUCCESS;
+        return e;
 }
 
 static uint32_t pdh_status(uint32_t win32)
@@ -641,8 +850,49 @@ static uint32_t pdh_status(uint32_t win32)
 }
 
 /* Appends one item with its path. */
-static uint32_t item_add(pcq_counter *ctr, size_t member, size_t entry, bool total,
-                         uint32_t status)
+/* Whether an item's instance string reads name (NULL: none) with #occ. */
+static bool instance_is(const char *s, const char *name, uint32_t occ)
+{
+        char suffix[16];
+        size_t len;
+
+        if (!s || !name)
+                return !s && !name;
+        len = strlen(name);
+        if (strncmp(s, name, len))
+                return false;
+        if (!occ)
+                return !s[len];
+        snprintf(suffix, sizeof(suffix), "#%u", occ);
+        return !strcmp(s + len, suffix);
+}
+
+/*
+ * Moves the strings of the previous sample's item at the same position
+ * into val when that item showed the same thing: the paths of a steady
+ * set of instances are built once.
+ */
+static bool item_reuse(struct prev_items *old, size_t i, const struct item *it,
+                       const char *name, uint32_t occ, struct pcq_value *val)
+{
+        struct pcq_value *o;
+
+        if (!old || i >= old->n || old->items[i].member != it->member ||
+            old->items[i].total != it->total ||
+            (old->items[i].entry == NONE) != (it->entry == NONE) ||
+            (it->entry == NONE && !it->total && old->items[i].status != it->status))
+                return false;
+        o = &old->values[i];
+        if (!o->path || !instance_is(o->instance, name, occ))
+                return false;
+        val->path = o->path;
+        val->instance = o->instance;
+        o->path = o->instance = NULL;
+        return true;
+}
+
+static uint32_t item_add(pcq_counter *ctr, struct prev_items *old, size_t member, size_t entry,
+                         bool total, uint32_t status)
 {
         const struct member *m = &ctr->members[member];
         const struct entry *en = entry != NONE ? &ctr->entries[entry] : NULL;
@@ -655,6 +905,13 @@ static uint32_t item_add(pcq_counter *ctr, size_t member, size_t entry, bool tot
         ctr->items[ctr->n_items] = (struct item){ .entry = entry, .member = member,
                                                   .total = total, .status = status };
         *val = (struct pcq_value){ .status = status };
+        if (en || total || !ctr->multi) {
+                if (item_reuse(old, ctr->n_items, &ctr->items[ctr->n_items],
+                               ctr->multi ? name : NULL, occ, val)) {
+                        ctr->n_items++;
+                        return ERROR_SUCCESS;
+                }
+        }
         if (!ctr->multi) {
                 name = NULL;
         } else if (!en && !total && p.parent) {
@@ -681,7 +938,7 @@ static uint32_t item_add(pcq_counter *ctr, size_t member, size_t entry, bool tot
 }
 
 /* The items of member mi of a multiple-instance counter. */
-static uint32_t member_items(pcq_query *q, pcq_counter *ctr, size_t mi)
+static uint32_t member_items(pcq_query *q, pcq_counter *ctr, struct prev_items *old, size_t mi)
 {
         const struct column *col = &q->cols[ctr->members[mi].sid];
         bool only_total = ctr->aggregate && !ctr->p.instance;
@@ -693,44 +950,60 @@ static uint32_t member_items(pcq_query *q, pcq_counter *ctr, size_t mi)
 
                 if (en->member == mi && en->live &&
                     cl_instance_matches(&ctr->p, en->name, en->occurrence))
-                        e = item_add(ctr, mi, i, false, 0);
+                        e = item_add(ctr, old, mi, i, false, 0);
         }
         if (!e && ctr->aggregate && (only_total || cl_instance_matches(&ctr->p, CL_TOTAL, 0)))
-                e = item_add(ctr, mi, NONE, true, 0);
+                e = item_add(ctr, old, mi, NONE, true, 0);
         if (!e && ctr->n_items == before && ctr->p.instance && !cl_path_has_wildcard(&ctr->p)) {
                 set_error(q, "no instance '%s' of counterset '%s' is live", ctr->p.instance,
                           ctr->object);
-                e = item_add(ctr, mi, NONE, false,
+                e = item_add(ctr, old, mi, NONE, false,
                              col->status ? pdh_status(col->status) : PDH_CSTATUS_NO_INSTANCE);
         }
         return e;
 }
 
-static uint32_t items_update(pcq_query *q, pcq_counter *ctr)
+static uint32_t items_fill(pcq_query *q, pcq_counter *ctr, struct prev_items *old)
 {
-        size_t cap = ctr->n_entries + 2 * ctr->n_members;
         uint32_t e = ERROR_SUCCESS;
 
-        items_clear(ctr);
-        ctr->items = calloc(cap + 1, sizeof(*ctr->items));
-        ctr->values = calloc(cap + 1, sizeof(*ctr->values));
-        if (!ctr->items || !ctr->values)
-                return PDH_MEMORY_ALLOCATION_FAILURE;
         for (size_t mi = 0; !e && mi < ctr->n_members; mi++) {
                 const struct column *col = &q->cols[ctr->members[mi].sid];
                 size_t first = NONE;
 
                 if (ctr->multi) {
-                        e = member_items(q, ctr, mi);
+                        e = member_items(q, ctr, old, mi);
                         continue;
                 }
                 for (size_t i = 0; i < ctr->n_entries && first == NONE; i++)
                         if (ctr->entries[i].member == mi && ctr->entries[i].live)
                                 first = i;
-                e = item_add(ctr, mi, first, false,
+                e = item_add(ctr, old, mi, first, false,
                              first != NONE ? 0 :
                              col->status ? pdh_status(col->status) : PDH_CSTATUS_NO_INSTANCE);
         }
+        return e;
+}
+
+/* Rebuilds ctr's items, taking over the strings of the unchanged ones. */
+static uint32_t items_update(pcq_query *q, pcq_counter *ctr)
+{
+        size_t cap = ctr->n_entries + 2 * ctr->n_members;
+        struct prev_items old = { ctr->items, ctr->values, ctr->n_items };
+        uint32_t e;
+
+        ctr->items = calloc(cap + 1, sizeof(*ctr->items));
+        ctr->values = calloc(cap + 1, sizeof(*ctr->values));
+        ctr->n_items = 0;
+        e = ctr->items && ctr->values ? items_fill(q, ctr, &old) : PDH_MEMORY_ALLOCATION_FAILURE;
+        if (e)
+                items_clear(ctr);
+        for (size_t i = 0; i < old.n; i++) {
+                free((char *) old.values[i].path);
+                free((char *) old.values[i].instance);
+        }
+        free(old.items);
+        free(old.values);
         return e;
 }
 
