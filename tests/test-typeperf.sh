@@ -4,7 +4,9 @@
 # listing exactly the installed (lodctr'd spec example) and live
 # (typeperf-provider) counters, the CSV, TSV and JSON layouts parsed field
 # by field, -o/-y, SIGINT and SIGTERM leaving complete files, unreachable
-# hosts and bad paths.  The values themselves are test-typeperf-e2e's.
+# hosts and bad paths, a wildcard that matches nothing, two perflibd hosts
+# in one run, a host that refuses the user (as root only) and a host that
+# goes away mid-run.  The values themselves are test-typeperf-e2e's.
 set -u
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
@@ -13,11 +15,11 @@ PY=${PYTHON:-python3}
 tmp=$(mktemp -d "${PERFLIB_TEST_TMPDIR:-${TMPDIR:-/tmp}}/typeperf.XXXXXX")
 failures=0
 checks=0
-provider_pid='' perflibd_pid='' bg_pid=''
+provider_pid='' perflibd_pid='' bg_pid='' provider2_pid='' perflibd2_pid=''
 
 # shellcheck disable=SC2317 # (run by the trap)
 cleanup() {
-        for pid in $bg_pid $provider_pid $perflibd_pid; do
+        for pid in $bg_pid $provider_pid $perflibd_pid $provider2_pid $perflibd2_pid; do
                 kill "$pid" 2>/dev/null
         done
         wait 2>/dev/null
@@ -33,11 +35,14 @@ fi
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-# run WANT-STATUS ARGS...: typeperf's output in $tmp/out and $tmp/err
+# run WANT-STATUS ARGS...: typeperf's output in $tmp/out and $tmp/err;
+# $tp_as: a command that runs it (as another user)
+tp_as=''
 run() {
         want=$1
         shift
-        "$tp" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+        # shellcheck disable=SC2086 # (a command and its arguments)
+        $tp_as "$tp" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
         status=$?
         checks=$((checks + 1))
         if [ "$status" -ne "$want" ]; then
@@ -61,6 +66,11 @@ same() {
                 fail "$3: listing differs (- want, + got):"
                 diff -u "$tmp/want" "$tmp/got" | sed 's/^/    /' >&2
         }
+}
+
+# A free TCP port on the loopback address.
+free_port() {
+        "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # Waits up to $2 tenths of a second for the command string $1 to succeed.
@@ -124,7 +134,7 @@ unset PERFLIB_SOCKET PERFLIB_LISTEN_TCP PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR
 "$top_builddir/tests/typeperf-provider" --workers 2 >"$tmp/provider.out" 2>&1 &
 provider_pid=$!
 wait_for 'grep -qs ^ready "$tmp/provider.out"' 100 || { echo "FAIL: provider"; exit 1; }
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$top_builddir/server-glue/perflibd" --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
         --listen-tcp "127.0.0.1:$port" >"$tmp/perflibd.log" 2>&1 &
 perflibd_pid=$!
@@ -317,6 +327,144 @@ stop INT 0 4 0.1
 stop TERM 0 3 0.1
 # Before the first sample: 5, and the header alone.
 stop INT 5 1 30
+
+# ---- a wildcard that matches nothing ----
+# It adds no column and a warning; the other counters are collected.
+run 0 '\Typeperf Workers(nosuch*)\Queue Length' '\Typeperf Test\Hit Ratio' -si 0.2 -sc 2
+check CSV "$tmp/out" 2 "$h\\Typeperf Test\\Hit Ratio"
+values "$tmp/out" CSV 1 37.5
+expect "$tmp/err" 'warning: \Typeperf Workers(nosuch*)\Queue Length matches no counter now'
+run 0 '\Typeperf Workers(w*)\Queue Length' '\Typeperf Workers(nosuch*)\Queue Length' -si 0.2 -sc 1 \
+        -f JSON
+check JSON "$tmp/out" 1 "$h\\Typeperf Workers(w1)\\Queue Length" "$h\\Typeperf Workers(w2)\\Queue Length"
+values "$tmp/out" JSON 2 2
+expect "$tmp/err" 'matches no counter now'
+# With nothing else left there is nothing to collect: 2, and no file.
+run 2 '\Typeperf Workers(nosuch*)\Queue Length' -si 0.2 -sc 1 -o "$tmp/never.csv"
+expect "$tmp/err" "no valid counters"
+checks=$((checks + 1))
+[ -e "$tmp/never.csv" ] && fail "a wildcard matching nothing left an output file behind"
+
+# ---- a second host: its own provider (three workers) and perflibd ----
+# Only members of group root may query it on its Unix socket.
+mkdir -p "$tmp/run2"
+PERFLIB_RUNTIME_DIR="$tmp/run2" "$top_builddir/tests/typeperf-provider" --workers 3 \
+        >"$tmp/provider2.out" 2>&1 &
+provider2_pid=$!
+# shellcheck disable=SC2016 # (expanded by wait_for's eval)
+wait_for 'grep -qs ^ready "$tmp/provider2.out"' 100 || { echo "FAIL: provider 2"; exit 1; }
+port2=$(free_port)
+PERFLIB_RUNTIME_DIR="$tmp/run2" "$top_builddir/server-glue/perflibd" --registry-dir "$tmp/registry" \
+        --plugin-dir "$tmp/plugins" --listen-tcp "127.0.0.1:$port2" --group=root \
+        >"$tmp/perflibd2.log" 2>&1 &
+perflibd2_pid=$!
+# shellcheck disable=SC2016 # (expanded by wait_for's eval)
+if ! wait_for '"$tp" -q "Typeperf Test" -s "127.0.0.1:$port2" >/dev/null 2>&1' 100; then
+        echo "FAIL: typeperf never reached the second perflibd:"
+        cat "$tmp/perflibd2.log"
+        exit 1
+fi
+h1="\\\\127.0.0.1:$port"
+h2="\\\\127.0.0.1:$port2"
+
+# ---- several hosts in one run ----
+# Paths naming their host, and -s for those that name none.
+run 0 "$h1\\Typeperf Workers(*)\\Queue Length" '\Typeperf Workers(*)\Queue Length' \
+        "$h1\\Typeperf Test\\Hit Ratio" -s "127.0.0.1:$port2" -si 0.2 -sc 2
+check CSV "$tmp/out" 2 "$h1\\Typeperf Workers(w1)\\Queue Length" \
+        "$h1\\Typeperf Workers(w2)\\Queue Length" "$h2\\Typeperf Workers(w1)\\Queue Length" \
+        "$h2\\Typeperf Workers(w2)\\Queue Length" "$h2\\Typeperf Workers(w3)\\Queue Length" \
+        "$h1\\Typeperf Test\\Hit Ratio"
+values "$tmp/out" CSV 4 2
+values "$tmp/out" CSV 5 3
+values "$tmp/out" CSV 6 37.5
+# w3 exists on the second host only.
+run 0 "$h1\\Typeperf Workers(w3)\\Queue Length" "$h2\\Typeperf Workers(w3)\\Queue Length" \
+        -si 0.2 -sc 1 -f TSV
+check TSV "$tmp/out" 1 "$h1\\Typeperf Workers(w3)\\Queue Length" \
+        "$h2\\Typeperf Workers(w3)\\Queue Length"
+values "$tmp/out" TSV 1 blank
+values "$tmp/out" TSV 2 3
+# One host that cannot be reached fails the run before any output.
+run 3 "$h2\\Typeperf Test\\Hit Ratio" '\\127.0.0.1:1\Typeperf Test\Hit Ratio' -sc 1 \
+        -o "$tmp/never.csv"
+checks=$((checks + 1))
+[ -e "$tmp/never.csv" ] && fail "an unreachable host left an output file behind"
+
+# ---- a host that refuses the user ----
+# nobody is neither root, nor perflibd's user, nor in group root.
+as_nobody() {
+        setpriv --reuid=65534 --regid=65534 "$@"
+}
+sock2="unix:$tmp/run2/perflibd.sock"
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+        echo "SKIP: a refused user needs root and setpriv"
+elif ! chmod go+rx "$tmp" "$tmp/run2" ||
+        ! as_nobody --clear-groups "$tp" --version >/dev/null 2>&1; then
+        echo "SKIP: user nobody cannot run $tp"
+else
+        # Root may.
+        run 0 '\Typeperf Test\Hit Ratio' -s "$sock2" -si 0.2 -sc 1
+        tp_as="as_nobody --clear-groups"
+        run 3 '\Typeperf Test\Hit Ratio' -s "$sock2" -si 0.2 -sc 1 -o "$tmp/never.csv"
+        expect "$tmp/err" "cannot connect to $sock2: Access is denied. (0x00000005)"
+        checks=$((checks + 1))
+        [ -e "$tmp/never.csv" ] && fail "a refused user left an output file behind"
+        run 3 -q "Typeperf Test" -s "$sock2"
+        expect "$tmp/err" "Access is denied"
+        run 3 -qx -s "$sock2"
+        expect "$tmp/err" "Access is denied"
+        # The same user in the group is let in.
+        tp_as="as_nobody --groups=0"
+        run 0 '\Typeperf Workers(*)\Queue Length' -s "$sock2" -si 0.2 -sc 1
+        check CSV "$tmp/out" 1 "\\\\$sock2\\Typeperf Workers(w1)\\Queue Length" \
+                "\\\\$sock2\\Typeperf Workers(w2)\\Queue Length" \
+                "\\\\$sock2\\Typeperf Workers(w3)\\Queue Length"
+        tp_as=''
+fi
+
+# ---- a host that goes away mid-run ----
+# lost MIN-LINES SIGNAL: perflibd 2 killed once the file has MIN-LINES lines
+lost() {
+        rm -f "$out"
+        # A call gives up after 10 s: the wait for the exit is bounded.
+        timeout -s KILL 120 "$tp" "$h1\\Typeperf Test\\Hit Ratio" \
+                "$h2\\Typeperf Workers(*)\\Queue Length" -si 1 -o "$out" 2>"$tmp/err" &
+        bg_pid=$!
+        min=$1
+        # shellcheck disable=SC2016 # (expanded by wait_for's eval)
+        wait_for '[ -f "$out" ] && [ "$(wc -l <"$out")" -ge "$min" ]' 300 ||
+                fail "lost: fewer than $min lines after 30 s"
+        kill -"$2" "$perflibd2_pid"
+        wait "$perflibd2_pid"
+        perflibd2_pid=''
+        wait "$bg_pid"
+        status=$?
+        bg_pid=''
+        checks=$((checks + 1))
+        [ "$status" -eq 6 ] || fail "lost host: exit status $status, want 6"
+        expect "$tmp/err" "collecting from 127.0.0.1:$port2 failed"
+        n=$(($(wc -l <"$out") - 1))
+        checks=$((checks + 1))
+        [ "$n" -ge $((min - 1)) ] || fail "lost host: $n sample lines, want $((min - 1)) or more"
+        check CSV "$out" "$n" "$h1\\Typeperf Test\\Hit Ratio" \
+                "$h2\\Typeperf Workers(w1)\\Queue Length" "$h2\\Typeperf Workers(w2)\\Queue Length" \
+                "$h2\\Typeperf Workers(w3)\\Queue Length"
+        # Restarted for the next round, on a new port: no wait for the old one.
+        port2=$(free_port)
+        h2="\\\\127.0.0.1:$port2"
+        PERFLIB_RUNTIME_DIR="$tmp/run2" "$top_builddir/server-glue/perflibd" \
+                --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
+                --listen-tcp "127.0.0.1:$port2" >"$tmp/perflibd2.log" 2>&1 &
+        perflibd2_pid=$!
+        # shellcheck disable=SC2016 # (expanded by wait_for's eval)
+        wait_for '"$tp" -q "Typeperf Test" -s "127.0.0.1:$port2" >/dev/null 2>&1' 100 ||
+                { fail "perflibd 2 did not come back"; cat "$tmp/perflibd2.log" >&2; }
+}
+lost 3 KILL
+lost 3 TERM
+# Before the first sample line: the header alone.
+lost 1 KILL
 
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]

@@ -57,25 +57,30 @@ static char *host_label(const char *host)
         return strdup(name);
 }
 
-/* The host for name, connected on first use; NULL after printing why. */
+/*
+ * The host for name, connected on first use; NULL after printing why.
+ * Each host is allocated on its own: columns point at their host, so a
+ * host must not move when the next one is added.
+ */
 struct tp_host *tp_get_host(struct tp_run *r, const char *name, int *ret_exit)
 {
-        struct tp_host *h, *v;
+        struct tp_host *h, **v;
         uint32_t st;
 
         for (size_t i = 0; i < r->n_hosts; i++)
-                if (same_host(r->hosts[i].name, name))
-                        return &r->hosts[i];
+                if (same_host(r->hosts[i]->name, name))
+                        return r->hosts[i];
         v = realloc(r->hosts, (r->n_hosts + 1) * sizeof(*v));
         if (!v)
                 goto oom;
         r->hosts = v;
-        h = &v[r->n_hosts];
-        *h = (struct tp_host) { 0 };
+        h = calloc(1, sizeof(*h));
+        if (!h)
+                goto oom;
         h->label = host_label(name);
         if (!h->label || (!is_local(name) && !(h->name = strdup(name))))
                 goto oom_host;
-        r->n_hosts++;
+        v[r->n_hosts++] = h;
         st = pcq_connect(h->name, CALL_TIMEOUT_MS, &h->conn);
         if (st == ERROR_SUCCESS)
                 st = pcq_query_new(h->conn, &h->query);
@@ -89,6 +94,7 @@ struct tp_host *tp_get_host(struct tp_run *r, const char *name, int *ret_exit)
 oom_host:
         free(h->label);
         free(h->name);
+        free(h);
 oom:
         fputs("typeperf: out of memory\n", stderr);
         *ret_exit = TP_EXIT_COUNTER;
@@ -105,12 +111,15 @@ void tp_run_done(struct tp_run *r)
         free(r->labels);
         free(r->cells);
         for (size_t i = 0; i < r->n_hosts; i++) {
-                if (r->hosts[i].query)
-                        pcq_query_free(r->hosts[i].query);
-                if (r->hosts[i].conn)
-                        pcq_conn_free(r->hosts[i].conn);
-                free(r->hosts[i].name);
-                free(r->hosts[i].label);
+                struct tp_host *h = r->hosts[i];
+
+                if (h->query)
+                        pcq_query_free(h->query);
+                if (h->conn)
+                        pcq_conn_free(h->conn);
+                free(h->name);
+                free(h->label);
+                free(h);
         }
         free(r->hosts);
 }
@@ -324,11 +333,11 @@ int tp_add_counters(struct tp_run *r, int *ret_exit)
 int tp_collect(struct tp_run *r)
 {
         for (size_t i = 0; i < r->n_hosts; i++) {
-                uint32_t st = pcq_query_collect(r->hosts[i].query);
+                uint32_t st = pcq_query_collect(r->hosts[i]->query);
 
                 if (st != ERROR_SUCCESS) {
                         fprintf(stderr, "typeperf: collecting from %s failed: %s (0x%08X)\n",
-                                r->hosts[i].label, pcq_status_text(st), st);
+                                r->hosts[i]->label, pcq_status_text(st), st);
                         return -1;
                 }
         }
@@ -384,7 +393,7 @@ static void fill_cells(struct tp_run *r)
 /* The sample's time: the server's stamp of the first host, else the clock. */
 static struct timespec sample_time(struct tp_run *r)
 {
-        uint64_t t = r->n_hosts ? pcq_query_sample_time(r->hosts[0].query) : 0;
+        uint64_t t = r->n_hosts ? pcq_query_sample_time(r->hosts[0]->query) : 0;
         struct timespec ts;
 
         if (t <= EPOCH_DIFF_100NS) {

@@ -141,7 +141,7 @@ struct tp_column {
 
 struct tp_run {
         const struct tp_options *o;
-        struct tp_host *hosts;
+        struct tp_host **hosts;         /* each owned; columns point at them */
         size_t n_hosts;
         struct tp_column *cols;
         size_t n_cols;
