@@ -7,7 +7,10 @@
  * PDH's #n numbering of duplicate instance names, the first-sample rule of
  * rate counters, _Total of the three aggregate types with each
  * AggregateFunc (and history), instances appearing and vanishing between
- * collects, "\*" and parent/instance paths, the same values over TCP
+ * collects, rates of instances recreated in another order, replaced by
+ * one of the same name, one of 1,000 vanishing and duplicate names
+ * flipping (each against its own previous sample), "\*" and
+ * parent/instance paths, the same values over TCP
  * (perflibd --listen-tcp) as over the Unix socket, the szMachine a
  * provider is told, and refused connections (--group).
  */
@@ -101,15 +104,17 @@ static const struct ctrpp_provider_desc desc = {
 static char sock[4096], registry[4096], plugins[4096], tcp[64];
 static pid_t server;
 static struct tu_child child = { .cmd_fd = -1, .ack_fd = -1 };
+static struct tu_child churner = { .cmd_fd = -1, .ack_fd = -1 };
+static void churn_child(int cmd_fd, int ack_fd);
 
-static void add_set(HANDLE h, const GUID *g, const struct ctrpp_counterset_desc *d)
+static void add_set(HANDLE h, const GUID *pg, const GUID *g, const struct ctrpp_counterset_desc *d)
 {
         ULONG sizes[8], size;
         PPERF_COUNTERSET_INFO t;
 
         for (uint32_t i = 0; i < d->n_counters; i++)
                 sizes[i] = d->counters[i].size;
-        t = tu_template(&prov, g, d->instance_type, d->n_counters, sizes, &size);
+        t = tu_template(pg, g, d->instance_type, d->n_counters, sizes, &size);
         for (uint32_t i = 0; i < d->n_counters; i++) {
                 ((PPERF_COUNTER_INFO) (t + 1))[i].Type = d->counters[i].type;
         }
@@ -167,7 +172,7 @@ static void provider_child(int cmd_fd, int ack_fd)
         if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS)
                 _exit(2);
         for (size_t i = 0; i < N_SETS; i++)
-                add_set(h, set_guids[i], &csets[i]);
+                add_set(h, &prov, set_guids[i], &csets[i]);
         if (pl_set_provider_description(h, &desc) != 0)
                 _exit(2);
         make_agg_and_tree(h, agg_a, agg_c);
@@ -231,19 +236,25 @@ static pcq_conn *connect_local(void)
         return connect_to(NULL);
 }
 
-/* Waits (5 s at most) until the provider's countersets are served. */
-static void wait_for_provider(pcq_conn *c)
+/* Waits (5 s at most) until counterset name is served. */
+static void wait_for_set(pcq_conn *c, const char *name)
 {
         for (int i = 0; i < 500; i++) {
                 char **v = NULL;
 
-                if (pcq_list_paths(c, "Worker Queue", false, &v) == ERROR_SUCCESS) {
+                if (pcq_list_paths(c, name, false, &v) == ERROR_SUCCESS) {
                         pcq_strv_free(v);
                         return;
                 }
                 usleep(10000);
         }
-        fail_msg("the provider's countersets never showed up");
+        fail_msg("counterset '%s' never showed up", name);
+}
+
+/* Waits until the provider's countersets are served. */
+static void wait_for_provider(pcq_conn *c)
+{
+        wait_for_set(c, "Worker Queue");
 }
 
 /*
@@ -287,7 +298,8 @@ static int setup(void **state)
         snprintf(group, sizeof(group), "--group=%s", gr->gr_name);
         snprintf(tcp, sizeof(tcp), "127.0.0.1:%u", port);
         snprintf(listen, sizeof(listen), "--listen-tcp=%s", tcp);
-        if (tu_child_start(&child, provider_child) < 0)
+        if (tu_child_start(&child, provider_child) < 0 ||
+            tu_child_start(&churner, churn_child) < 0)
                 return -1;
         if (asprintf(&bin, "%s/server-glue/perflibd", getenv("top_builddir")) < 0)
                 return -1;
@@ -306,6 +318,7 @@ static int teardown(void **state)
         int status;
 
         (void) state;
+        tu_child_stop(&churner);
         tu_child_stop(&child);
         if (server > 0) {
                 kill(server, SIGTERM);
@@ -1067,6 +1080,334 @@ static void test_machine_name(void **state)
         tu_child_stop(&p);
 }
 
+/*
+ * Churn, served by its own provider process: a delta counter (exact
+ * values without timing) and each instance's id as a raw count, to tell
+ * which instance a path read.  Groups by name prefix, one per test:
+ * a1..a4 (ids 1..4), b1..b3 (ids 11..13), c0000..c0999 (ids 1000..1999),
+ * w, w (ids 31, 32).
+ */
+static const struct ctrpp_counter_desc churn_ctrs[] = {
+        { 1, PERF_COUNTER_LARGE_DELTA, 0, 8, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          NO, NO, NO, NO, 0, 0, NULL, NULL, "Delta", "Change since the last sample" },
+        { 2, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE,
+          NO, NO, NO, NO, 0, 0, NULL, NULL, "Tag", "The instance's id" },
+};
+static const struct ctrpp_counterset_desc churn_set[] = {
+        { G(12), PERF_COUNTERSET_MULTI_INSTANCES, 0, 0, 2, churn_ctrs, NULL, NULL,
+          "Churn", "Instances deleted and recreated", "multiple" },
+};
+static const GUID churn_prov = G(11), churn = G(12);
+static const struct ctrpp_provider_desc churn_desc = {
+        .version = CTRPP_DESCRIPTION_VERSION, .size = sizeof(struct ctrpp_provider_desc),
+        .guid = G(11), .n_countersets = 1, .countersets = churn_set, .name = "PCQ Churn",
+};
+
+#define N_C 1000
+struct churn_inst {
+        wchar_t name[8];
+        ULONG id;
+        ULONGLONG v;
+        PPERF_COUNTERSET_INSTANCE p;
+};
+
+static void churn_create(HANDLE h, struct churn_inst *x)
+{
+        x->p = PerfCreateInstance(h, &churn, x->name, x->id);
+        if (!x->p) {
+                fprintf(stderr, "churn: creating %ls (id %lu) failed\n", x->name,
+                        (unsigned long) x->id);
+                _exit(3);
+        }
+        PerfSetULongLongCounterValue(h, x->p, 1, x->v);
+        PerfSetULongCounterValue(h, x->p, 2, x->id);
+}
+
+/*
+ * Deletes the n instances of g, adds 1000 * (id % 100) to each value and
+ * creates them again in the reverse order.  The segment reuses the slot
+ * freed last first, so deleting in the reverse order too makes the server
+ * return them reversed.  An instance with id from comes back as id to (a
+ * provider restart: same name, another instance, value 777).
+ */
+static void churn_flip(HANDLE h, struct churn_inst *g, size_t n, ULONG from, ULONG to)
+{
+        struct churn_inst t;
+
+        for (size_t i = n; i-- > 0;) {
+                PerfDeleteInstance(h, g[i].p);
+                g[i].v += 1000 * (g[i].id % 100);
+                if (from && g[i].id == from) {
+                        g[i].id = to;
+                        g[i].v = 777;
+                }
+        }
+        for (size_t i = 0; i < n / 2; i++) {
+                t = g[i];
+                g[i] = g[n - 1 - i];
+                g[n - 1 - i] = t;
+        }
+        for (size_t i = 0; i < n; i++)
+                churn_create(h, &g[i]);
+}
+
+/*
+ * Commands: 'a' flips a1..a4; 'b' flips b1..b3 with b2 recreated as id
+ * 22; 'c' adds i + 1 to c<i> in place and deletes c0500; 'w' flips w, w.
+ */
+static void churn_child(int cmd_fd, int ack_fd)
+{
+        static struct churn_inst a[4], b[3], cs[N_C], w[2];
+        HANDLE h;
+        char c;
+
+        if (PerfStartProvider((LPGUID) &churn_prov, NULL, &h) != ERROR_SUCCESS)
+                _exit(2);
+        add_set(h, &churn_prov, &churn, &churn_set[0]);
+        if (pl_set_provider_description(h, &churn_desc) != 0) {
+                fprintf(stderr, "churn: no description\n");
+                _exit(2);
+        }
+        for (size_t i = 0; i < 4; i++) {
+                a[i] = (struct churn_inst){ .id = 1 + (ULONG) i, .v = 100000 * (i + 1) };
+                swprintf(a[i].name, 8, L"a%zu", i + 1);
+                churn_create(h, &a[i]);
+        }
+        for (size_t i = 0; i < 3; i++) {
+                b[i] = (struct churn_inst){ .id = 11 + (ULONG) i, .v = 100000 * (i + 11) };
+                swprintf(b[i].name, 8, L"b%zu", i + 1);
+                churn_create(h, &b[i]);
+        }
+        for (size_t i = 0; i < N_C; i++) {
+                cs[i] = (struct churn_inst){ .id = 1000 + (ULONG) i, .v = 100000 * (i + 1) };
+                swprintf(cs[i].name, 8, L"c%04zu", i);
+                churn_create(h, &cs[i]);
+        }
+        for (size_t i = 0; i < 2; i++) {
+                w[i] = (struct churn_inst){ .id = 31 + (ULONG) i, .v = 100000 * (i + 31) };
+                swprintf(w[i].name, 8, L"w");
+                churn_create(h, &w[i]);
+        }
+        tu_ready(ack_fd);
+        while ((c = tu_next_command(cmd_fd))) {
+                if (c == 'a') {
+                        churn_flip(h, a, 4, 0, 0);
+                } else if (c == 'b') {
+                        churn_flip(h, b, 3, 12, 22);
+                } else if (c == 'c') {
+                        for (size_t i = 0; i < N_C; i++) {
+                                cs[i].v += i + 1;
+                                PerfSetULongLongCounterValue(h, cs[i].p, 1, cs[i].v);
+                        }
+                        PerfDeleteInstance(h, cs[500].p);
+                } else if (c == 'w') {
+                        churn_flip(h, w, 2, 0, 0);
+                }
+                tu_ready(ack_fd);
+        }
+        _exit(0);
+}
+
+/* A connection once Churn is served. */
+static pcq_conn *connect_churn(void)
+{
+        pcq_conn *c = connect_local();
+
+        wait_for_set(c, "Churn");
+        return c;
+}
+
+/* The item of ctr for instance inst: its status, and its value when valid. */
+static uint32_t item_of(pcq_counter *ctr, const char *inst, double *ret)
+{
+        const struct pcq_value *v, *x;
+        size_t n;
+
+        assert_int_equal(pcq_counter_values(ctr, 0, &v, &n), ERROR_SUCCESS);
+        x = find(v, n, inst);
+        if (!x)
+                fail_msg("no item for instance %s", inst);
+        *ret = x->value;
+        return x->status;
+}
+
+/* Asserts that ctr's item for inst is valid with value want. */
+static void assert_item(pcq_counter *ctr, const char *inst, double want)
+{
+        double got = -1;
+        uint32_t st = item_of(ctr, inst, &got);
+
+        if (st != PDH_CSTATUS_VALID_DATA || got != want)
+                fail_msg("%s: status 0x%x value %g, expected %g", inst, st, got, want);
+}
+
+/* The instance names of ctr's items, in order, joined by ',' (static). */
+static const char *order_of(pcq_counter *ctr)
+{
+        static char buf[256];
+        const struct pcq_value *v;
+        size_t n, at = 0;
+
+        assert_int_equal(pcq_counter_values(ctr, 0, &v, &n), ERROR_SUCCESS);
+        buf[0] = '\0';
+        for (size_t i = 0; i < n && at < sizeof(buf); i++)
+                at += (size_t) snprintf(buf + at, sizeof(buf) - at, "%s%s", i ? "," : "",
+                                        v[i].instance);
+        return buf;
+}
+
+/*
+ * Instances deleted and recreated in the reverse order: each delta is
+ * against the instance's own previous sample (1000 * id per flip), both
+ * by wildcard and by exact name.
+ */
+static void test_reordered_instances(void **state)
+{
+        pcq_conn *c = connect_churn();
+        pcq_counter *all, *tags, *a3;
+        const struct pcq_value *v;
+        pcq_query *q;
+        double x;
+        size_t n;
+
+        (void) state;
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        all = add(q, "\\Churn(a*)\\Delta");
+        tags = add(q, "\\Churn(a*)\\Tag");
+        a3 = add(q, "\\Churn(A3)\\Delta");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_string_equal(order_of(all), "a1,a2,a3,a4");
+        assert_int_equal(item_of(all, "a2", &x), PDH_CSTATUS_INVALID_DATA);
+        for (int round = 0; round < 3; round++) {
+                assert_int_equal(tu_command(&churner, 'a'), 0);
+                assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+                /* The server's order really flipped: the test tests something. */
+                assert_string_equal(order_of(tags), round % 2 ? "a1,a2,a3,a4" : "a4,a3,a2,a1");
+                assert_item(tags, "a1", 1);
+                assert_item(tags, "a4", 4);
+                for (int k = 1; k <= 4; k++) {
+                        char inst[8];
+
+                        snprintf(inst, sizeof(inst), "a%d", k);
+                        assert_item(all, inst, 1000.0 * k);
+                }
+                assert_int_equal(pcq_counter_values(a3, 0, &v, &n), ERROR_SUCCESS);
+                assert_int_equal(n, 1);
+                assert_true(v[0].status == 0 && v[0].value == 3000);
+        }
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/*
+ * b2 replaced by another instance of the same name (id 12 -> 22): its
+ * first sample is no delta against the old b2; the next flip's is.
+ */
+static void test_replaced_instance(void **state)
+{
+        pcq_conn *c = connect_churn();
+        pcq_counter *all, *b2, *tag;
+        pcq_query *q;
+        double x;
+
+        (void) state;
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        all = add(q, "\\Churn(b*)\\Delta");
+        b2 = add(q, "\\Churn(b2)\\Delta");
+        tag = add(q, "\\Churn(b2)\\Tag");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_item(tag, "b2", 12);
+        assert_int_equal(tu_command(&churner, 'b'), 0);
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_item(tag, "b2", 22);
+        assert_int_equal(item_of(all, "b2", &x), PDH_CSTATUS_INVALID_DATA);
+        assert_int_equal(item_of(b2, "b2", &x), PDH_CSTATUS_INVALID_DATA);
+        assert_item(all, "b1", 11000);
+        assert_item(all, "b3", 13000);
+        assert_int_equal(n_items(all), 3);
+
+        assert_int_equal(tu_command(&churner, 'b'), 0);     /* b2 is id 22 already */
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_item(all, "b2", 22000);
+        assert_item(b2, "b2", 22000);
+        assert_item(all, "b1", 11000);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/* 1,000 instances, c0500 vanishes: every other one keeps its own delta (i + 1). */
+static void test_one_of_many_vanishes(void **state)
+{
+        pcq_conn *c = connect_churn();
+        const struct pcq_value *v;
+        pcq_counter *all, *gone;
+        char want[16];
+        pcq_query *q;
+        size_t n;
+
+        (void) state;
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        all = add(q, "\\Churn(c*)\\Delta");
+        gone = add(q, "\\Churn(c0500)\\Delta");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(n_items(all), N_C);
+        assert_int_equal(tu_command(&churner, 'c'), 0);
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(pcq_counter_values(all, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, N_C - 1);
+        for (size_t i = 0, k = 0; i < n; i++, k++) {
+                if (k == 500)
+                        k++;
+                snprintf(want, sizeof(want), "c%04zu", k);
+                if (strcmp(v[i].instance, want) || v[i].status != PDH_CSTATUS_VALID_DATA ||
+                    v[i].value != (double) (k + 1))
+                        fail_msg("item %zu: %s 0x%x %g, expected %s %zu", i, v[i].instance,
+                                 v[i].status, v[i].value, want, k + 1);
+        }
+        assert_null(find(v, n, "c0500"));
+        assert_int_equal(pcq_counter_values(gone, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(v[0].status, PDH_CSTATUS_NO_INSTANCE);
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/*
+ * Two instances named w (ids 31, 32) read as w and w#1; when their order
+ * flips, the names follow the order and each delta its own instance.
+ */
+static void test_duplicate_names_flip(void **state)
+{
+        pcq_conn *c = connect_churn();
+        pcq_counter *all, *tags, *first, *second;
+        pcq_query *q;
+
+        (void) state;
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        all = add(q, "\\Churn(w*)\\Delta");
+        tags = add(q, "\\Churn(w*)\\Tag");
+        first = add(q, "\\Churn(w)\\Delta");
+        second = add(q, "\\Churn(w#1)\\Delta");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_string_equal(order_of(all), "w,w#1");
+        assert_item(tags, "w", 31);
+        assert_item(tags, "w#1", 32);
+        for (int round = 0; round < 2; round++) {
+                double w = round ? 31000 : 32000, w1 = round ? 32000 : 31000;
+
+                assert_int_equal(tu_command(&churner, 'w'), 0);
+                assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+                assert_item(tags, "w", round ? 31 : 32);
+                assert_item(tags, "w#1", round ? 32 : 31);
+                assert_item(all, "w", w);
+                assert_item(all, "w#1", w1);
+                assert_item(first, "w", w);
+                assert_item(second, "w#1", w1);
+        }
+        pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1082,6 +1423,10 @@ int main(void)
                 cmocka_unit_test(test_every_counter),
                 cmocka_unit_test(test_parent_paths),
                 cmocka_unit_test(test_late_instance),
+                cmocka_unit_test(test_reordered_instances),
+                cmocka_unit_test(test_replaced_instance),
+                cmocka_unit_test(test_one_of_many_vanishes),
+                cmocka_unit_test(test_duplicate_names_flip),
                 cmocka_unit_test(test_access_denied),
                 cmocka_unit_test(test_machine_name),
         };

@@ -768,7 +768,9 @@ static size_t member_cells(const pcq_query *q, const pcq_counter *ctr, size_t mi
 
 /*
  * Appends the live entries of member mi from the new sample: a path that
- * names one instance only looks up the cells of that name.
+ * names one instance only looks up the cells of that name, every #n of
+ * it, so that an instance keeps its previous sample when duplicates of
+ * its name change order (member_items picks the #n the path names).
  */
 static uint32_t live_entries(const pcq_query *q, pcq_counter *ctr, size_t mi, struct entry *v,
                              size_t *n, bool *kept, struct ix *old)
@@ -784,8 +786,7 @@ static uint32_t live_entries(const pcq_query *q, pcq_counter *ctr, size_t mi, st
                 return e;
         }
         for (uint32_t i = column_find(col, ctr->exact); !e && i != NO_CELL; i = col->cells[i].next)
-                if (cl_instance_matches(&ctr->p, col->cells[i].name, col->cells[i].occurrence))
-                        e = entry_add(q, ctr, mi, i, v, n, kept, old);
+                e = entry_add(q, ctr, mi, i, v, n, kept, old);
         return e;
 }
 
