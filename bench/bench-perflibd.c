@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "perflib.h"
+#include "daemonutil.h"
 #include "perflibv2.h"
 
 static GUID prov = { 0xbe2c0001, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
@@ -44,6 +45,7 @@ static GUID cset = { 0xbe2c0002, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 static const char *perflibd = "server-glue/perflibd";
 static const char *pmcd_bench = "bench/bench-pmcd";
 static char rundir[96];      /* $TMPDIR/perflibd-bench-XXXXXX: short, it holds a socket */
+static struct du_daemon srv;
 static bool quick;
 static const char *only;        /* --shape: run this shape alone, no memory, no pmcd */
 static unsigned iterations;     /* --iterations: calls per placement, 0 = the shape's */
@@ -70,99 +72,70 @@ static void die(const char *what)
         exit(1);
 }
 
-/* The provider: instances i0..iN-1 of counters 1..C (64-bit), then waits for EOF on fd. */
-static pid_t start_provider(uint32_t n, uint32_t counters, int *ret_wfd)
+struct provider_shape {
+        uint32_t n, counters;
+};
+
+/* The provider's child: instances i0..iN-1 of counters 1..C (64-bit), then waits for EOF on fd. */
+static void provider(int ready, int fd, void *arg)
 {
-        int p[2], ready[2];
-        pid_t pid;
+        const struct provider_shape *ps = arg;
+        size_t size = sizeof(PERF_COUNTERSET_INFO) + ps->counters * sizeof(PERF_COUNTER_INFO);
+        PPERF_COUNTERSET_INFO t = calloc(1, size);
+        PPERF_COUNTER_INFO ci = (PPERF_COUNTER_INFO) (t + 1);
+        HANDLE h;
         char c;
 
-        if (pipe(p) < 0 || pipe(ready) < 0)
-                die("pipe");
-        pid = fork();
-        if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                size_t size = sizeof(PERF_COUNTERSET_INFO) + counters * sizeof(PERF_COUNTER_INFO);
-                PPERF_COUNTERSET_INFO t = calloc(1, size);
-                PPERF_COUNTER_INFO ci = (PPERF_COUNTER_INFO) (t + 1);
-                HANDLE h;
+        if (!t)
+                _exit(1);
+        t->CounterSetGuid = cset;
+        t->ProviderGuid = prov;
+        t->NumCounters = ps->counters;
+        t->InstanceType = PERF_COUNTERSET_MULTI_INSTANCES;
+        for (uint32_t i = 0; i < ps->counters; i++)
+                ci[i] = (PERF_COUNTER_INFO){ .CounterId = i + 1, .Size = 8,
+                        .Type = PERF_COUNTER_BULK_COUNT, .DetailLevel = PERF_DETAIL_NOVICE };
+        if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, (ULONG) size) != ERROR_SUCCESS)
+                _exit(2);
+        for (uint32_t i = 0; i < ps->n; i++) {
+                char name[32];
 
-                close(p[1]);
-                close(ready[0]);
-                t->CounterSetGuid = cset;
-                t->ProviderGuid = prov;
-                t->NumCounters = counters;
-                t->InstanceType = PERF_COUNTERSET_MULTI_INSTANCES;
-                for (uint32_t i = 0; i < counters; i++)
-                        ci[i] = (PERF_COUNTER_INFO){ .CounterId = i + 1, .Size = 8,
-                                .Type = PERF_COUNTER_BULK_COUNT, .DetailLevel = PERF_DETAIL_NOVICE };
-                if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
-                    PerfSetCounterSetInfo(h, t, (ULONG) size) != ERROR_SUCCESS)
-                        _exit(2);
-                for (uint32_t i = 0; i < n; i++) {
-                        char name[32];
-
-                        snprintf(name, sizeof(name), "i%u", i);
-                        PPERF_COUNTERSET_INSTANCE in = PerfCreateInstanceUtf8(h, &cset, name, i);
-                        if (!in)
-                                _exit(3);
-                        for (uint32_t k = 0; k < counters; k++)
-                                PerfSetULongLongCounterValue(h, in, k + 1, (ULONGLONG) i * k);
-                }
-                if (write(ready[1], "r", 1) != 1)
-                        _exit(4);
-                while (read(p[0], &c, 1) > 0)
-                        ;
-                PerfStopProvider(h);
-                _exit(0);
+                snprintf(name, sizeof(name), "i%u", i);
+                PPERF_COUNTERSET_INSTANCE in = PerfCreateInstanceUtf8(h, &cset, name, i);
+                if (!in)
+                        _exit(3);
+                for (uint32_t k = 0; k < ps->counters; k++)
+                        PerfSetULongLongCounterValue(h, in, k + 1, (ULONGLONG) i * k);
         }
-        close(p[0]);
-        close(ready[1]);
-        if (read(ready[0], &c, 1) != 1)
-                die("the provider did not start");
-        close(ready[0]);
-        *ret_wfd = p[1];
-        return pid;
+        if (write(ready, "r", 1) != 1)
+                _exit(4);
+        while (read(fd, &c, 1) > 0)
+                ;
+        PerfStopProvider(h);
+        _exit(0);
 }
 
-static pid_t start_server(void)
+static pid_t start_provider(uint32_t n, uint32_t counters, int *ret_wfd)
 {
-        pid_t pid = fork();
+        struct provider_shape ps = { n, counters };
+        pid_t pid = du_spawn_provider(provider, &ps, ret_wfd);
 
         if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                char reg[128], plug[128];
-
-                snprintf(reg, sizeof(reg), "%s/registry", rundir);
-                snprintf(plug, sizeof(plug), "%s/plugins", rundir);
-                execl(perflibd, "perflibd", "--registry-dir", reg, "--plugin-dir", plug,
-                      (char *) NULL);
-                _exit(127);
-        }
+                die("the provider did not start");
         return pid;
 }
 
-static struct pv2_client *connect_server(void)
+/* A fresh perflibd on srv's directories, answering: its pid in srv.pid. */
+static struct pv2_client *start_server(void)
 {
         struct pv2_client *c;
-        char path[128];
 
-        snprintf(path, sizeof(path), "%s/perflibd.sock", rundir);
-        for (int i = 0; i < 1000; i++) {
-                if (pv2_client_connect_unix(path, 10000, &c) == 0)
-                        return c;
-                usleep(10000);
-        }
-        die("perflibd did not answer (run from the build directory, or pass --perflibd)");
-        return NULL;
-}
-
-static void stop(pid_t pid)
-{
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
+        if (du_start(&srv, perflibd, NULL) < 0)
+                die("fork");
+        if (du_connect(&srv, 10000, &c) < 0)
+                die("perflibd did not answer (run from the build directory, or pass --perflibd)");
+        return c;
 }
 
 /* Pins every thread of pid (0: this process's calling thread) to cpu. */
@@ -294,20 +267,19 @@ static void run_shape(const struct shape *s, int ncpu)
 {
         int wfd;
         pid_t p = start_provider(s->instances, s->counters, &wfd);
-        pid_t d = start_server();
-        struct pv2_client *c = connect_server();
+        struct pv2_client *c = start_server();
         struct pv2_handle h;
 
         open_query(c, s, &h);
-        pin(d, 0);
+        pin(srv.pid, 0);
         pin(0, 0);
         time_queries(c, &h, s, "same-cpu");
         if (ncpu > 1 && !only) {
-                pin(d, 1);
+                pin(srv.pid, 1);
                 time_queries(c, &h, s, "two-cpus");
         }
         pv2_client_free(c);
-        stop(d);
+        du_stop(&srv);
         close(wfd);
         waitpid(p, NULL, 0);
 }
@@ -318,23 +290,22 @@ static void memory(void)
         static const struct shape big = { "100000x1", 100000, 1, 1, "*", 3 };
         struct pv2_handle h;
         struct pv2_client *c;
-        pid_t d = start_server(), p;
+        pid_t p;
         int wfd;
 
-        c = connect_server();
-        printf("rss-idle: %ld KiB\n", rss_kib(d, "VmRSS"));
+        c = start_server();
+        printf("rss-idle: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
         pv2_client_free(c);
-        stop(d);
+        du_stop(&srv);
 
         p = start_provider(big.instances, big.counters, &wfd);
-        d = start_server();
-        c = connect_server();
+        c = start_server();
         open_query(c, &big, &h);
         time_queries(c, &h, &big, "any-cpu");
-        printf("rss-100000-instances: %ld KiB\n", rss_kib(d, "VmRSS"));
-        printf("rss-100000-instances-peak: %ld KiB\n", rss_kib(d, "VmHWM"));
+        printf("rss-100000-instances: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
+        printf("rss-100000-instances-peak: %ld KiB\n", rss_kib(srv.pid, "VmHWM"));
         pv2_client_free(c);
-        stop(d);
+        du_stop(&srv);
         close(wfd);
         waitpid(p, NULL, 0);
 }
@@ -348,8 +319,8 @@ int main(int argc, char **argv)
                 { "10000x1", 10000, 1, 1, "*", 200 },
         };
         int ncpu = (int) sysconf(_SC_NPROCESSORS_ONLN);
-        const char *tmp = getenv("TMPDIR");
         char cmd[4200];
+        int r;
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--quick") == 0)
@@ -372,12 +343,9 @@ int main(int argc, char **argv)
                         return help ? 0 : 2;
                 }
         }
-        if ((size_t) snprintf(rundir, sizeof(rundir), "%s/perflibd-bench-XXXXXX",
-                              tmp && *tmp ? tmp : "/tmp") >= sizeof(rundir))
-                die("$TMPDIR is too long for a socket path");
-        if (!mkdtemp(rundir))
-                die("mkdtemp");
-        setenv("PERFLIB_RUNTIME_DIR", rundir, 1);
+        r = du_mkdtemp(&srv, rundir, sizeof(rundir), "perflibd-bench");
+        if (r < 0)
+                die(r == -ENAMETOOLONG ? "$TMPDIR is too long for a socket path" : "mkdtemp");
         signal(SIGPIPE, SIG_IGN);
         printf("# bench-perflibd: %s run, %d CPUs online, perflibd %s\n",
                quick ? "quick" : "full", ncpu, perflibd);

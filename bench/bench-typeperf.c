@@ -14,6 +14,7 @@
  *
  * Usage: bench-typeperf [--quick] [--perflibd PATH]   (from the build directory)
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -28,6 +29,7 @@
 #include "perflib.h"
 #include "pcq.h"
 #include "typeperf.h"
+#include "daemonutil.h"
 
 #define INSTANCES 1000
 
@@ -52,14 +54,14 @@ static const struct ctrpp_provider_desc desc = {
 
 static const char *perflibd = "server-glue/perflibd";
 static char rundir[96];         /* short: it holds a socket */
-static pid_t server;            /* perflibd, once started */
+static struct du_daemon srv;    /* perflibd, once started */
 
 /* Leaves no perflibd behind (the provider ends with our pipe). */
 static void die(const char *what)
 {
         fprintf(stderr, "bench-typeperf: %s\n", what);
-        if (server > 0)
-                kill(server, SIGTERM);
+        if (srv.pid > 0)
+                kill(srv.pid, SIGTERM);
         exit(1);
 }
 
@@ -72,7 +74,7 @@ static double now_us(void)
 }
 
 /* The provider's child process: publishes, says ready, lives until fd's EOF. */
-static void provider(int ready, int fd)
+static void provider(int ready, int fd, void *arg)
 {
         struct {
                 PERF_COUNTERSET_INFO set;
@@ -102,49 +104,6 @@ static void provider(int ready, int fd)
                 ;
         PerfStopProvider(h);
         _exit(0);
-}
-
-static pid_t start_provider(int *ret_wfd)
-{
-        int p[2], ready[2];
-        pid_t pid;
-        char c;
-
-        if (pipe(p) < 0 || pipe(ready) < 0)
-                die("pipe");
-        pid = fork();
-        if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                close(p[1]);
-                close(ready[0]);
-                provider(ready[1], p[0]);
-        }
-        close(p[0]);
-        close(ready[1]);
-        if (read(ready[0], &c, 1) != 1)
-                die("the provider did not start");
-        close(ready[0]);
-        *ret_wfd = p[1];
-        return pid;
-}
-
-static pid_t start_server(void)
-{
-        pid_t pid = fork();
-
-        if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                char reg[128], plug[128];
-
-                snprintf(reg, sizeof(reg), "%s/registry", rundir);
-                snprintf(plug, sizeof(plug), "%s/plugins", rundir);
-                execl(perflibd, "perflibd", "--registry-dir", reg, "--plugin-dir", plug,
-                      (char *) NULL);
-                _exit(127);
-        }
-        return pid;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -249,12 +208,11 @@ int main(int argc, char **argv)
 {
         char *paths[] = { "\\Typeperf Bench(*)\\Ops/sec" };
         struct tp_options o = { .paths = paths, .n_paths = 1, .format = TP_CSV };
-        const char *tmp = getenv("TMPDIR");
         bool quick = false;
         struct tp_run r;
         pid_t prov_pid;
         char cmd[200];
-        int wfd;
+        int wfd, err;
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--quick") == 0)
@@ -266,29 +224,24 @@ int main(int argc, char **argv)
                         return 2;
                 }
         }
-        if ((size_t) snprintf(rundir, sizeof(rundir), "%s/typeperf-bench-XXXXXX",
-                              tmp && *tmp ? tmp : "/tmp") >= sizeof(rundir))
-                die("$TMPDIR is too long for a socket path");
-        if (!mkdtemp(rundir))
-                die("mkdtemp");
-        setenv("PERFLIB_RUNTIME_DIR", rundir, 1);
+        err = du_mkdtemp(&srv, rundir, sizeof(rundir), "typeperf-bench");
+        if (err < 0)
+                die(err == -ENAMETOOLONG ? "$TMPDIR is too long for a socket path" : "mkdtemp");
         unsetenv("PERFLIB_SOCKET");
-        snprintf(cmd, sizeof(cmd), "%s/registry", rundir);
-        mkdir(cmd, 0755);
-        snprintf(cmd, sizeof(cmd), "%s/plugins", rundir);
-        mkdir(cmd, 0755);
         signal(SIGPIPE, SIG_IGN);
         printf("# bench-typeperf: %s run, %ld CPUs online, perflibd %s\n", quick ? "quick" : "full",
                sysconf(_SC_NPROCESSORS_ONLN), perflibd);
-        prov_pid = start_provider(&wfd);
-        server = start_server();
+        prov_pid = du_spawn_provider(provider, NULL, &wfd);
+        if (prov_pid < 0)
+                die("the provider did not start");
+        if (du_start(&srv, perflibd, NULL) < 0)
+                die("fork");
         open_run(&r, &o);
         time_samples(&r, quick ? 50 : 500, "1000");
         tp_out_close(&r.out);
         tp_run_done(&r);
         time_paths(quick ? 50 : 500);
-        kill(server, SIGTERM);
-        waitpid(server, NULL, 0);
+        du_stop(&srv);
         close(wfd);
         waitpid(prov_pid, NULL, 0);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "daemonutil.h"
 #include "perflibv2.h"
 #include "plugins/test-plugin.h"
 #include "testutil.h"
@@ -53,8 +53,7 @@ static const struct ctrpp_provider_desc desc = {
         .n_countersets = 1, .countersets = csets, .name = "E2E Provider",
 };
 
-static char sock[4096], registry[4096], plugins[4096];
-static pid_t server;
+static struct du_daemon srv;
 
 /* A provider with instance "w1" (queue 5, items 1000) whose items grow by 1 per 'i'. */
 static void provider_child(int cmd_fd, int ack_fd)
@@ -88,27 +87,7 @@ static void provider_child(int cmd_fd, int ack_fd)
 /* Runs perflibd, through a launcher (systemd-socket-activate ...) when given. */
 static void start_server_with(const char *const *launcher)
 {
-        char *bin;
-
-        assert_true(asprintf(&bin, "%s/server-glue/perflibd", getenv("top_builddir")) > 0);
-        server = fork();
-        assert_true(server >= 0);
-        if (server == 0) {
-                const char *argv[16];
-                size_t n = 0;
-
-                for (; launcher && launcher[n]; n++)
-                        argv[n] = launcher[n];
-                argv[n++] = bin;
-                argv[n++] = "--registry-dir";
-                argv[n++] = registry;
-                argv[n++] = "--plugin-dir";
-                argv[n++] = plugins;
-                argv[n] = NULL;
-                execvp(argv[0], (char **) argv);
-                _exit(127);
-        }
-        free(bin);
+        assert_int_equal(du_start(&srv, NULL, launcher), 0);
 }
 
 static void start_server(void)
@@ -120,41 +99,28 @@ static struct pv2_client *connect_client(void)
 {
         struct pv2_client *c = NULL;
 
-        /* The server is ready once its socket answers: bounded by 10 s. */
-        for (int i = 0; i < 1000; i++) {
-                if (pv2_client_connect_unix(sock, 5000, &c) == 0)
-                        return c;
-                usleep(10000);
-        }
-        fail_msg("perflibd did not answer on %s", sock);
-        return NULL;
+        if (du_connect(&srv, 5000, &c) < 0)
+                fail_msg("perflibd did not answer on %s", srv.sock);
+        return c;
 }
 
 static int stop_server(void)
 {
-        int status;
+        int status = du_stop(&srv);
 
-        kill(server, SIGTERM);
-        assert_int_equal(waitpid(server, &status, 0), server);
-        server = 0;
+        assert_true(status >= 0);
         return status;
 }
 
 static int setup(void **state)
 {
-        const char *run = tu_runtime_setup();
-
-        snprintf(sock, sizeof(sock), "%s/perflibd.sock", run);
-        snprintf(registry, sizeof(registry), "%s/registry", run);
-        snprintf(plugins, sizeof(plugins), "%s/plugins", run);
-        mkdir(registry, 0755);
-        mkdir(plugins, 0755);
+        assert_int_equal(du_init(&srv, tu_runtime_setup()), 0);
         return 0;
 }
 
 static int teardown(void **state)
 {
-        if (server > 0)
+        if (srv.pid > 0)
                 stop_server();
         tu_runtime_teardown();
         return 0;
@@ -162,15 +128,10 @@ static int teardown(void **state)
 
 static bool has_guid(struct pv2_client *c, const GUID *g)
 {
-        struct pv2_out o = { 0 };
-        bool found = false;
+        int r = du_listed(c, g);
 
-        assert_int_equal(pv2_enumerate_counterset(c, NULL, 256, &o), ERROR_SUCCESS);
-        assert_int_equal(o.rtn_size, o.out_size);
-        for (uint32_t i = 0; i < o.out_size; i++)
-                found = found || memcmp(o.data + 16 * i, g, 16) == 0;
-        pv2_out_done(&o);
-        return found;
+        assert_true(r >= 0);
+        return r;
 }
 
 static bool has_cset(struct pv2_client *c)
@@ -181,23 +142,7 @@ static bool has_cset(struct pv2_client *c)
 /* inotify events arrive asynchronously: wait (5 s at most) for g to be listed, or not. */
 static bool becomes(struct pv2_client *c, const GUID *g, bool listed)
 {
-        for (int i = 0; i < 500; i++) {
-                if (has_guid(c, g) == listed)
-                        return true;
-                usleep(10000);
-        }
-        return false;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-               (uint32_t) p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-        return le32(p) | (uint64_t) le32(p + 4) << 32;
+        return du_wait_listed(c, g, listed, 5000) == 0;
 }
 
 /* One identifier: counter id, instance name (UTF-16LE, NUL-terminated), padded to 8. */
@@ -223,11 +168,11 @@ static uint64_t single_value(struct pv2_client *c, const struct pv2_handle *h)
 
         assert_int_equal(pv2_query_counter_data(c, h, 1 << 16, &o), ERROR_SUCCESS);
         assert_true(o.out_size >= 48 + 16 + 8 + 8);
-        assert_int_equal(le32(o.data + 4), 1);                  /* dwNumCounter */
-        assert_int_equal(le32(o.data + 48), ERROR_SUCCESS);     /* dwStatus */
-        assert_int_equal(le32(o.data + 52), 1);                 /* PERF_SINGLE_COUNTER */
-        assert_int_equal(le32(o.data + 64), 8);                 /* dwDataSize */
-        v = le64(o.data + 72);
+        assert_int_equal(du_le32(o.data + 4), 1);                  /* dwNumCounter */
+        assert_int_equal(du_le32(o.data + 48), ERROR_SUCCESS);     /* dwStatus */
+        assert_int_equal(du_le32(o.data + 52), 1);                 /* PERF_SINGLE_COUNTER */
+        assert_int_equal(du_le32(o.data + 64), 8);                 /* dwDataSize */
+        v = du_le64(o.data + 72);
         pv2_out_done(&o);
         return v;
 }
@@ -251,17 +196,17 @@ static void test_end_to_end(void **state)
         assert_int_equal(pv2_query_registration_info(c, NULL, &cset, 1, 0, 1 << 16, &o),
                          ERROR_SUCCESS);
         assert_int_equal(o.out_size, 32 + 2 * 48);              /* two counters */
-        assert_int_equal(le32(o.data + 24), 2);                 /* NumCounters */
+        assert_int_equal(du_le32(o.data + 24), 2);                 /* NumCounters */
         pv2_out_done(&o);
         assert_int_equal(pv2_enumerate_instances(c, NULL, &cset, 1 << 16, &o), ERROR_SUCCESS);
-        assert_int_equal(le32(o.data + 4), 7);                  /* InstanceId */
+        assert_int_equal(du_le32(o.data + 4), 7);                  /* InstanceId */
         assert_int_equal(o.data[8], 'w');
         pv2_out_done(&o);
 
         assert_int_equal(pv2_open_query(c, NULL, &h), ERROR_SUCCESS);
         n = identifier(ids, 2, "w1");
         assert_int_equal(pv2_validate_counters(c, &h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
-        assert_int_equal(le32(ids + 16), ERROR_SUCCESS);        /* Status */
+        assert_int_equal(du_le32(ids + 16), ERROR_SUCCESS);        /* Status */
         assert_true(single_value(c, &h) == 1000);
         assert_int_equal(tu_command(&p, 'i'), 0);
         assert_int_equal(tu_command(&p, 'i'), 0);
@@ -273,7 +218,7 @@ static void test_end_to_end(void **state)
         assert_int_equal(pv2_close_query(c, &h), ERROR_SUCCESS);
         pv2_client_free(c);
         assert_int_equal(stop_server(), 0);
-        assert_int_equal(access(sock, F_OK), -1);               /* removed at exit */
+        assert_int_equal(access(srv.sock, F_OK), -1);               /* removed at exit */
 }
 
 static void test_restart(void **state)
@@ -313,7 +258,7 @@ static void test_access_denied(void **state)
                 struct pv2_out o = { 0 };
 
                 if (setgid(65534) < 0 || setuid(65534) < 0 ||
-                    pv2_client_connect_unix(sock, 5000, &c) < 0)
+                    pv2_client_connect_unix(srv.sock, 5000, &c) < 0)
                         _exit(2);
                 _exit(pv2_enumerate_counterset(c, NULL, 256, &o) == ERROR_ACCESS_DENIED ? 0 : 1);
         }
@@ -342,7 +287,7 @@ static void test_group_allowed(void **state)
                 struct pv2_out o = { 0 };
 
                 if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0 ||
-                    pv2_client_connect_unix(sock, 5000, &c) < 0)
+                    pv2_client_connect_unix(srv.sock, 5000, &c) < 0)
                         _exit(2);
                 _exit(pv2_enumerate_counterset(c, NULL, 256, &o) == ERROR_SUCCESS ? 0 : 1);
         }
@@ -388,28 +333,13 @@ static void test_socket_in_use(void **state)
 
         start_server();
         pv2_client_free(connect_client());
-        first = server;
+        first = srv.pid;
         /* A second server on the same socket refuses to start and leaves it alone. */
         start_server();
-        assert_int_equal(waitpid(server, &status, 0), server);
+        assert_int_equal(waitpid(srv.pid, &status, 0), srv.pid);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-        server = first;
+        srv.pid = first;
         pv2_client_free(connect_client());
-}
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-        va_list ap;
-        char *cmd;
-        int r;
-
-        va_start(ap, fmt);
-        assert_true(vasprintf(&cmd, fmt, ap) > 0);
-        va_end(ap);
-        r = system(cmd);
-        free(cmd);
-        return r;
 }
 
 /* lodctr and unlodctr while the server runs: no restart needed. */
@@ -424,9 +354,9 @@ static void test_registry_live(void **state)
         start_server();
         c = connect_client();
         assert_false(has_guid(c, &spec));
-        assert_int_equal(run("%s/server-glue/lodctr --registry-dir '%s' "
+        assert_int_equal(du_run("%s/server-glue/lodctr --registry-dir '%s' "
                              "/M:%s/tests/ctrpp/spec/example-usermode.man >/dev/null",
-                             top, registry, src), 0);
+                             top, srv.registry, src), 0);
         assert_true(becomes(c, &spec, true));
         /* Installed, no provider running: its registration information is served. */
         assert_int_equal(pv2_query_registration_info(c, NULL, &spec, 1, 0, 1 << 16, &o),
@@ -436,9 +366,9 @@ static void test_registry_live(void **state)
         assert_int_equal(pv2_enumerate_instances(c, NULL, &spec, 1 << 16, &o),
                          0x1069);       /* ERROR_WMI_INSTANCE_NOT_FOUND */
         pv2_out_done(&o);
-        assert_int_equal(run("%s/server-glue/unlodctr --registry-dir '%s' "
+        assert_int_equal(du_run("%s/server-glue/unlodctr --registry-dir '%s' "
                              "/M:%s/tests/ctrpp/spec/example-usermode.man >/dev/null",
-                             top, registry, src), 0);
+                             top, srv.registry, src), 0);
         assert_true(becomes(c, &spec, false));
         pv2_client_free(c);
 }
@@ -453,10 +383,11 @@ static void test_plugin_live(void **state)
         start_server();
         c = connect_client();
         assert_false(has_guid(c, &good));
-        assert_int_equal(run("cp %s/tests/plugins/.libs/good.so '%s/.good.tmp' && "
-                             "mv '%s/.good.tmp' '%s/good.so'", top, plugins, plugins, plugins), 0);
+        assert_int_equal(du_run("cp %s/tests/plugins/.libs/good.so '%s/.good.tmp' && "
+                             "mv '%s/.good.tmp' '%s/good.so'", top, srv.plugins, srv.plugins,
+                                srv.plugins), 0);
         assert_true(becomes(c, &good, true));
-        assert_int_equal(run("rm '%s/good.so'", plugins), 0);
+        assert_int_equal(du_run("rm '%s/good.so'", srv.plugins), 0);
         assert_true(becomes(c, &good, false));
         pv2_client_free(c);
 }
@@ -740,7 +671,7 @@ static void test_sd_notify(void **state)
         assert_true(notified(fd, "WATCHDOG=1"));
         /* The status line counts what is served: one counterset, one provider. */
         assert_true(notified(fd, "STATUS=1 countersets, 1 providers, 0 plugins"));
-        kill(server, SIGTERM);
+        kill(srv.pid, SIGTERM);
         assert_true(notified(fd, "STOPPING=1"));
         close(fd);
         tu_child_stop(&p);
@@ -748,7 +679,7 @@ static void test_sd_notify(void **state)
 
 static void test_socket_activation(void **state)
 {
-        const char *launcher[] = { "systemd-socket-activate", "-l", sock,
+        const char *launcher[] = { "systemd-socket-activate", "-l", srv.sock,
                                    "-E", "PERFLIB_RUNTIME_DIR", NULL };
         struct pv2_client *c;
 

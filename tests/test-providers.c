@@ -32,14 +32,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "daemonutil.h"
 #include "perflibv2.h"
 #include "testutil.h"
 
 #define MAX_COUNTERS    32
 #define NAME_MAX_LEN    256
 
-static char sock[4096], registry[4096], plugins[4096];
-static pid_t server;
+static struct du_daemon srv;
 static struct pv2_client *client;
 
 /* ---- the server ---- */
@@ -56,7 +56,7 @@ static void link_plugins(void)
                 char *link;
                 const char *base = strrchr(g.gl_pathv[i], '/') + 1;
 
-                assert_true(asprintf(&link, "%s/%s", plugins, base) > 0);
+                assert_true(asprintf(&link, "%s/%s", srv.plugins, base) > 0);
                 assert_int_equal(symlink(g.gl_pathv[i], link), 0);
                 free(link);
         }
@@ -64,67 +64,26 @@ static void link_plugins(void)
         free(pattern);
 }
 
-static void start_server(void)
-{
-        char *bin;
-
-        assert_true(asprintf(&bin, "%s/server-glue/perflibd", getenv("top_builddir")) > 0);
-        server = fork();
-        assert_true(server >= 0);
-        if (server == 0) {
-                execl(bin, bin, "--registry-dir", registry, "--plugin-dir", plugins,
-                      (char *) NULL);
-                _exit(127);
-        }
-        free(bin);
-        /* Ready once its socket answers: bounded by 10 s. */
-        for (int i = 0; i < 1000 && !client; i++)
-                if (pv2_client_connect_unix(sock, 10000, &client) < 0)
-                        usleep(10000);
-        assert_non_null(client);
-}
-
 static int group_setup(void **state)
 {
-        const char *run = tu_runtime_setup();
-
-        snprintf(sock, sizeof(sock), "%s/perflibd.sock", run);
-        snprintf(registry, sizeof(registry), "%s/registry", run);
-        snprintf(plugins, sizeof(plugins), "%s/plugins", run);
-        mkdir(registry, 0755);
-        mkdir(plugins, 0755);
+        assert_int_equal(du_init(&srv, tu_runtime_setup()), 0);
         link_plugins();
         /* perflibd's default collect bound: the providers must fit in it. */
         unsetenv("PERFLIB_COLLECT_TIMEOUT_MS");
-        start_server();
+        assert_int_equal(du_start(&srv, NULL, NULL), 0);
+        assert_int_equal(du_connect(&srv, 10000, &client), 0);
         return 0;
 }
 
 static int group_teardown(void **state)
 {
-        int status;
-
         pv2_client_free(client);
-        if (server > 0) {
-                kill(server, SIGTERM);
-                waitpid(server, &status, 0);
-        }
+        du_stop(&srv);
         tu_runtime_teardown();
         return 0;
 }
 
 /* ---- the wire ---- */
-
-static uint32_t le32(const uint8_t *p)
-{
-        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-               (uint32_t) p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-        return le32(p) | (uint64_t) le32(p + 4) << 32;
-}
 
 /* A NUL-terminated UTF-16LE string of ASCII characters, as ASCII (others as '?'). */
 static void utf16_ascii(const uint8_t *p, size_t max_units, char *out, size_t size)
@@ -176,16 +135,16 @@ static bool counter_id(const GUID *cs, const char *name, uint32_t *ret_id)
 
         assert_int_equal(pv2_query_registration_info(client, NULL, cs, 0xA, 0, 1 << 16, &o),
                          ERROR_SUCCESS);
-        n = le32(o.data + 4);
+        n = du_le32(o.data + 4);
         for (uint32_t i = 0; i < n && !found; i++) {
-                uint32_t off = 8 + 8 * n + le32(o.data + 8 + 8 * i + 4);
+                uint32_t off = 8 + 8 * n + du_le32(o.data + 8 + 8 * i + 4);
 
                 assert_true(off < o.out_size);
                 utf16_ascii(o.data + off, (o.out_size - off) / 2, text, sizeof(text));
                 if (strcmp(text, name) == 0) {
                         found = true;
                         if (ret_id)
-                                *ret_id = le32(o.data + 8 + 8 * i);
+                                *ret_id = du_le32(o.data + 8 + 8 * i);
                 }
         }
         pv2_out_done(&o);
@@ -224,10 +183,10 @@ static size_t parse_values(const uint8_t *p, const uint32_t *ids, uint32_t n, st
         size_t off = 0;
 
         for (uint32_t i = 0; i < n; i++) {
-                uint32_t data_size = le32(p + off), size = le32(p + off + 4);
+                uint32_t data_size = du_le32(p + off), size = du_le32(p + off + 4);
 
                 assert_true(ids[i] <= MAX_COUNTERS);
-                in->v[ids[i]] = data_size == 4 ? le32(p + off + 8) : le64(p + off + 8);
+                in->v[ids[i]] = data_size == 4 ? du_le32(p + off + 8) : du_le64(p + off + 8);
                 off += size;
         }
         return off;
@@ -236,13 +195,13 @@ static size_t parse_values(const uint8_t *p, const uint32_t *ids, uint32_t n, st
 /* One PERF_COUNTERSET or PERF_MULTIPLE_COUNTERS block (after its 16-byte header). */
 static void parse_block(const uint8_t *p, uint32_t type, struct sample *s)
 {
-        uint32_t ids[MAX_COUNTERS], n = le32(p + 4), n_inst;
+        uint32_t ids[MAX_COUNTERS], n = du_le32(p + 4), n_inst;
         size_t off;
 
         assert_true(n <= MAX_COUNTERS);
         for (uint32_t i = 0; i < n; i++)
-                ids[i] = le32(p + 8 + 4 * i);
-        off = le32(p);
+                ids[i] = du_le32(p + 8 + 4 * i);
+        off = du_le32(p);
         if (type == PERF_MULTIPLE_COUNTERS) {
                 struct inst *in = sample_add(s);
 
@@ -251,13 +210,13 @@ static void parse_block(const uint8_t *p, uint32_t type, struct sample *s)
                 return;
         }
         assert_int_equal(type, PERF_COUNTERSET);
-        n_inst = le32(p + off + 4);
+        n_inst = du_le32(p + off + 4);
         off += 8;
         for (uint32_t k = 0; k < n_inst; k++) {
                 struct inst *in = sample_add(s);
-                uint32_t size = le32(p + off);
+                uint32_t size = du_le32(p + off);
 
-                in->id = le32(p + off + 4);
+                in->id = du_le32(p + off + 4);
                 utf16_ascii(p + off + 8, (size - 8) / 2, in->name, sizeof(in->name));
                 off += size;
                 off += parse_values(p + off, ids, n, in);
@@ -277,13 +236,14 @@ static void query(const GUID *cs, struct sample *ret)
         id[40] = '*';                                           /* instance "*" */
         assert_int_equal(pv2_open_query(client, NULL, &h), ERROR_SUCCESS);
         assert_int_equal(pv2_validate_counters(client, &h, id, sizeof(id), 1), ERROR_SUCCESS);
-        assert_int_equal(le32(id + 16), ERROR_SUCCESS);
+        assert_int_equal(du_le32(id + 16), ERROR_SUCCESS);
         assert_int_equal(pv2_query_counter_data(client, &h, 1u << 24, &o), ERROR_SUCCESS);
-        *ret = (struct sample) { .perf_time = le64(o.data + 8), .time_100ns = le64(o.data + 16),
-                                 .freq = le64(o.data + 24) };
-        assert_int_equal(le32(o.data + 4), 1);                  /* one block */
-        assert_int_equal(le32(o.data + 48), ERROR_SUCCESS);     /* its status */
-        parse_block(o.data + 64, le32(o.data + 52), ret);
+        *ret = (struct sample) { .perf_time = du_le64(o.data + 8),
+                                 .time_100ns = du_le64(o.data + 16),
+                                 .freq = du_le64(o.data + 24) };
+        assert_int_equal(du_le32(o.data + 4), 1);                  /* one block */
+        assert_int_equal(du_le32(o.data + 48), ERROR_SUCCESS);     /* its status */
+        parse_block(o.data + 64, du_le32(o.data + 52), ret);
         pv2_out_done(&o);
         assert_int_equal(pv2_close_query(client, &h), ERROR_SUCCESS);
 }

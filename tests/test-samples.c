@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "daemonutil.h"
 #include "perflibv2.h"
 #include "testutil.h"
 
@@ -45,8 +45,8 @@ static const GUID workers = { 0x7a2e9d14, 0x51c3, 0x4f86,
 static const GUID collector = { 0xc6d40f8b, 0x2a97, 0x4e15,
                                 { 0x8f, 0x3d, 0x91, 0xb7, 0xa0, 0xe5, 0xd2, 0x6c } };
 
-static char sock[4096], registry[4096], plugins[4096];
-static pid_t server, provider;
+static struct du_daemon srv;
+static pid_t provider;
 static int provider_out = -1;           /* the provider's stdout, read end */
 
 /* $name, else top_builddir/fallback; malloc'd, the caller's. */
@@ -63,34 +63,31 @@ static char *program(const char *name, const char *fallback)
         return p;
 }
 
-/*
- * Runs argv; with ready_fd, the child's stdout goes to a pipe whose read
- * end is returned there (the caller's), else to /dev/null.
- */
-static pid_t spawn(char *const argv[], int *ready_fd)
+/* In a child: against the installed library, not the build tree's, when told. */
+static int use_installed_libs(void)
 {
-        int fds[2] = { -1, -1 };
+        const char *libs = getenv("SAMPLES_LD_LIBRARY_PATH");
+
+        return libs && setenv("LD_LIBRARY_PATH", libs, 1) < 0 ? -1 : 0;
+}
+
+/* Runs argv, its stdout to a pipe whose read end is returned in *ret_fd (the caller's). */
+static pid_t spawn(char *const argv[], int *ret_fd)
+{
+        int fds[2];
         pid_t pid;
 
-        assert_true(!ready_fd || pipe(fds) == 0);
+        assert_int_equal(pipe(fds), 0);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                const char *libs = getenv("SAMPLES_LD_LIBRARY_PATH");
-
-                if (ready_fd ? dup2(fds[1], STDOUT_FILENO) < 0 :
-                               !freopen("/dev/null", "w", stdout))
-                        _exit(126);
-                /* Against the installed library, not the build tree's. */
-                if (libs && setenv("LD_LIBRARY_PATH", libs, 1) < 0)
+                if (dup2(fds[1], STDOUT_FILENO) < 0 || use_installed_libs() < 0)
                         _exit(126);
                 execv(argv[0], argv);
                 _exit(127);
         }
-        if (ready_fd) {
-                close(fds[1]);
-                *ready_fd = fds[0];
-        }
+        close(fds[1]);
+        *ret_fd = fds[0];
         return pid;
 }
 
@@ -123,33 +120,28 @@ static int stop(pid_t *pid)
         return status;
 }
 
+/* perflibd's child: its stdout to /dev/null. */
+static int server_child(void)
+{
+        return freopen("/dev/null", "w", stdout) ? use_installed_libs() : -1;
+}
+
 static struct pv2_client *start_server(void)
 {
         char *bin = program("PERFLIBD", "server-glue/perflibd");
         struct pv2_client *c = NULL;
 
-        server = spawn((char *[]) { bin, (char *) "--registry-dir", registry,
-                                    (char *) "--plugin-dir", plugins, NULL }, NULL);
+        srv.in_child = server_child;
+        assert_int_equal(du_start(&srv, bin, NULL), 0);
         free(bin);
-        /* Ready once its socket answers: bounded by 10 s. */
-        for (int i = 0; i < 1000; i++) {
-                if (pv2_client_connect_unix(sock, 5000, &c) == 0)
-                        return c;
-                usleep(10000);
-        }
-        fail_msg("perflibd did not answer on %s", sock);
-        return NULL;
+        if (du_connect(&srv, 5000, &c) < 0)
+                fail_msg("perflibd did not answer on %s", srv.sock);
+        return c;
 }
 
 static int setup(void **state)
 {
-        const char *run = tu_runtime_setup();
-
-        snprintf(sock, sizeof(sock), "%s/perflibd.sock", run);
-        snprintf(registry, sizeof(registry), "%s/registry", run);
-        snprintf(plugins, sizeof(plugins), "%s/plugins", run);
-        mkdir(registry, 0755);
-        mkdir(plugins, 0755);
+        assert_int_equal(du_init(&srv, tu_runtime_setup()), 0);
         return 0;
 }
 
@@ -160,44 +152,25 @@ static int teardown(void **state)
         if (provider_out >= 0)
                 close(provider_out);
         provider_out = -1;
-        if (server > 0)
-                stop(&server);
+        if (srv.pid > 0)
+                du_stop(&srv);
         tu_runtime_teardown();
         return 0;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-               (uint32_t) p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-        return le32(p) | (uint64_t) le32(p + 4) << 32;
-}
-
 static bool listed(struct pv2_client *c, const GUID *g)
 {
-        struct pv2_out o = { 0 };
-        bool found = false;
+        int r = du_listed(c, g);
 
-        assert_int_equal(pv2_enumerate_counterset(c, NULL, 256, &o), ERROR_SUCCESS);
-        for (uint32_t i = 0; i < o.out_size; i++)
-                found = found || memcmp(o.data + 16 * i, g, 16) == 0;
-        pv2_out_done(&o);
-        return found;
+        assert_true(r >= 0);
+        return r;
 }
 
 /* Providers start asynchronously: wait (10 s at most) for g to be listed. */
 static void wait_listed(struct pv2_client *c, const GUID *g)
 {
-        for (int i = 0; i < 1000; i++) {
-                if (listed(c, g))
-                        return;
-                usleep(10000);
-        }
-        fail_msg("counterset not listed after 10 s");
+        if (du_wait_listed(c, g, true, 10000) < 0)
+                fail_msg("counterset not listed after 10 s");
 }
 
 /* The live instances' names of a counterset, "name,name,", in server order. */
@@ -209,7 +182,7 @@ static void instance_names(struct pv2_client *c, const GUID *g, char *buf, size_
         assert_int_equal(pv2_enumerate_instances(c, NULL, g, 1 << 16, &o), ERROR_SUCCESS);
         /* PERF_INSTANCE_HEADER { Size, InstanceId } and a UTF-16LE name, each padded to 8. */
         for (uint32_t off = 0; off + 8 <= o.out_size;) {
-                uint32_t rec = le32(o.data + off);
+                uint32_t rec = du_le32(o.data + off);
 
                 assert_true(rec >= 8 && off + rec <= o.out_size);
                 for (uint32_t i = off + 8; i + 1 < off + rec && o.data[i]; i += 2)
@@ -256,7 +229,7 @@ static void add(struct pv2_client *c, const struct pv2_handle *h, const GUID *g,
         size_t n = identifier(ids, g, counter, instance);
 
         assert_int_equal(pv2_validate_counters(c, h, ids, (uint32_t) n, add), ERROR_SUCCESS);
-        assert_int_equal(le32(ids + 16), ERROR_SUCCESS);        /* Status */
+        assert_int_equal(du_le32(ids + 16), ERROR_SUCCESS);        /* Status */
 }
 
 /* The values of the query's n single-counter blocks, in order. */
@@ -266,17 +239,17 @@ static void collect(struct pv2_client *c, const struct pv2_handle *h, uint64_t *
         uint32_t off = 48;
 
         assert_int_equal(pv2_query_counter_data(c, h, 1 << 16, &o), ERROR_SUCCESS);
-        assert_int_equal(le32(o.data + 4), n);                  /* dwNumCounter */
+        assert_int_equal(du_le32(o.data + 4), n);                  /* dwNumCounter */
         for (size_t i = 0; i < n; i++) {
                 uint32_t size, data_size;
 
                 assert_true(off + 24 <= o.out_size);
-                assert_int_equal(le32(o.data + off), ERROR_SUCCESS);    /* dwStatus */
-                assert_int_equal(le32(o.data + off + 4), 1);    /* PERF_SINGLE_COUNTER */
-                size = le32(o.data + off + 8);
-                data_size = le32(o.data + off + 16);
+                assert_int_equal(du_le32(o.data + off), ERROR_SUCCESS);    /* dwStatus */
+                assert_int_equal(du_le32(o.data + off + 4), 1);    /* PERF_SINGLE_COUNTER */
+                size = du_le32(o.data + off + 8);
+                data_size = du_le32(o.data + off + 16);
                 assert_true(off + size <= o.out_size && 24 + data_size <= size);
-                v[i] = data_size == 8 ? le64(o.data + off + 24) : le32(o.data + off + 24);
+                v[i] = data_size == 8 ? du_le64(o.data + off + 24) : du_le32(o.data + off + 24);
                 off += size;
         }
         pv2_out_done(&o);
@@ -365,7 +338,7 @@ static void check_spec_sample(const char *var, const char *fallback)
         pv2_client_free(c);
         /* SIGTERM: a clean stop, and its instances are gone. */
         assert_int_equal(stop(&provider), 0);
-        assert_int_equal(stop(&server), 0);
+        assert_int_equal(du_stop(&srv), 0);
 }
 
 static void test_usermode(void **state)
@@ -376,21 +349,6 @@ static void test_usermode(void **state)
 static void test_kernelmode(void **state)
 {
         check_spec_sample("SAMPLES_KERNELMODE", "samples/kernelmode/kernelmode-provider");
-}
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-        va_list ap;
-        char *cmd;
-        int r;
-
-        va_start(ap, fmt);
-        assert_true(vasprintf(&cmd, fmt, ap) > 0);
-        va_end(ap);
-        r = system(cmd);
-        free(cmd);
-        return r;
 }
 
 /*
@@ -405,7 +363,7 @@ static void test_plugin(void **state)
         struct pv2_handle h;
         uint64_t first[5], second[5];
 
-        assert_int_equal(run("install -m 644 '%s' '%s/sample-plugin.so'", so, plugins), 0);
+        assert_int_equal(du_run("install -m 644 '%s' '%s/sample-plugin.so'", so, srv.plugins), 0);
         free(so);
         c = start_server();
         wait_listed(c, &workers);
@@ -445,13 +403,13 @@ static void test_plugin(void **state)
         assert_int_equal(second[1], 4);
 
         /* Removed from the directory: unloaded, its countersets gone. */
-        assert_int_equal(run("rm '%s/sample-plugin.so'", plugins), 0);
+        assert_int_equal(du_run("rm '%s/sample-plugin.so'", srv.plugins), 0);
         for (int i = 0; i < 500 && listed(c, &workers); i++)
                 usleep(10000);
         assert_false(listed(c, &workers));
         assert_int_equal(pv2_close_query(c, &h), ERROR_SUCCESS);
         pv2_client_free(c);
-        assert_int_equal(stop(&server), 0);
+        assert_int_equal(du_stop(&srv), 0);
 }
 
 /* Runs cmd through the shell, its stdout into buf (NUL-terminated); its exit status. */
@@ -505,7 +463,7 @@ static void test_consumer(void **state)
                 free(so);
                 skip();
         }
-        assert_int_equal(run("install -m 644 '%s' '%s/sample-plugin.so'", so, plugins), 0);
+        assert_int_equal(du_run("install -m 644 '%s' '%s/sample-plugin.so'", so, srv.plugins), 0);
         free(so);
         c = start_server();
         wait_listed(c, &workers);
@@ -526,7 +484,7 @@ static void test_consumer(void **state)
         assert_non_null(strstr(out, "{7a2e9d14-51c3-4f86-9b0a-c3d8e6f21b47}  multiple   "
                                     "3 counters  Sample Plugin Workers\n"));
         free(bin);
-        assert_int_equal(stop(&server), 0);
+        assert_int_equal(du_stop(&srv), 0);
 }
 
 int main(void)

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A real perflibd for tests and benches: see daemonutil.h.  Kept free of
+ * cmocka so the benches can link it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemonutil.h"
+
+#define RETRY_US        10000   /* between two tries while waiting for perflibd */
+
+static int path_in(char *buf, size_t size, const char *dir, const char *name)
+{
+        if ((size_t) snprintf(buf, size, "%s/%s", dir, name) >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int du_init(struct du_daemon *d, const char *run)
+{
+        int r;
+
+        if ((r = path_in(d->sock, sizeof(d->sock), run, "perflibd.sock")) < 0 ||
+            (r = path_in(d->registry, sizeof(d->registry), run, "registry")) < 0 ||
+            (r = path_in(d->plugins, sizeof(d->plugins), run, "plugins")) < 0)
+                return r;
+        if ((mkdir(d->registry, 0755) < 0 && errno != EEXIST) ||
+            (mkdir(d->plugins, 0755) < 0 && errno != EEXIST))
+                return -errno;
+        d->pid = 0;
+        return 0;
+}
+
+int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix)
+{
+        const char *tmp = getenv("TMPDIR");
+
+        if ((size_t) snprintf(dir, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+                              prefix) >= size)
+                return -ENAMETOOLONG;
+        if (!mkdtemp(dir) || setenv("PERFLIB_RUNTIME_DIR", dir, 1) < 0)
+                return -errno;
+        return du_init(d, dir);
+}
+
+static void exec_server(const struct du_daemon *d, const char *bin,
+                        const char *const *launcher)
+{
+        const char *argv[16];
+        size_t n = 0;
+
+        for (; launcher && launcher[n] && n < 10; n++)
+                argv[n] = launcher[n];
+        argv[n++] = bin;
+        argv[n++] = "--registry-dir";
+        argv[n++] = d->registry;
+        argv[n++] = "--plugin-dir";
+        argv[n++] = d->plugins;
+        argv[n] = NULL;
+        if (d->in_child && d->in_child() != 0)
+                _exit(126);
+        execvp(argv[0], (char **) argv);
+        _exit(127);
+}
+
+int du_start(struct du_daemon *d, const char *bin, const char *const *launcher)
+{
+        char *def = NULL;
+        pid_t pid;
+
+        if (!bin && asprintf(&def, "%s/server-glue/perflibd", getenv("top_builddir")) < 0)
+                return -ENOMEM;
+        pid = fork();
+        if (pid == 0)
+                exec_server(d, bin ? bin : def, launcher);
+        free(def);
+        if (pid < 0)
+                return -errno;
+        d->pid = pid;
+        return 0;
+}
+
+int du_connect(const struct du_daemon *d, int timeout_ms, struct pv2_client **ret)
+{
+        struct pv2_client *c;
+
+        for (int i = 0; i < 10 * 1000000 / RETRY_US; i++) {
+                if (pv2_client_connect_unix(d->sock, timeout_ms, &c) == 0) {
+                        *ret = c;
+                        return 0;
+                }
+                usleep(RETRY_US);
+        }
+        return -ETIMEDOUT;
+}
+
+int du_stop(struct du_daemon *d)
+{
+        int status;
+
+        if (d->pid <= 0)
+                return -ESRCH;
+        if (kill(d->pid, SIGTERM) < 0 || waitpid(d->pid, &status, 0) != d->pid)
+                return -errno;
+        d->pid = 0;
+        return status;
+}
+
+int du_listed(struct pv2_client *c, const GUID *g)
+{
+        struct pv2_out o = { 0 };
+        int found = 0;
+
+        if (pv2_enumerate_counterset(c, NULL, 256, &o) != ERROR_SUCCESS)
+                return -EIO;
+        /* A short buffer would hide countersets: 256 must hold them all. */
+        if (o.rtn_size != o.out_size)
+                found = -EIO;
+        for (uint32_t i = 0; i < o.out_size && found == 0; i++)
+                found = memcmp(o.data + 16 * i, g, 16) == 0;
+        pv2_out_done(&o);
+        return found;
+}
+
+int du_wait_listed(struct pv2_client *c, const GUID *g, bool listed, int timeout_ms)
+{
+        for (long i = 0; i <= (long) timeout_ms * 1000 / RETRY_US; i++) {
+                int r = du_listed(c, g);
+
+                if (r < 0)
+                        return r;
+                if ((r == 1) == listed)
+                        return 0;
+                usleep(RETRY_US);
+        }
+        return -ETIMEDOUT;
+}
+
+int du_run(const char *fmt, ...)
+{
+        va_list ap;
+        char *cmd;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&cmd, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        r = system(cmd);
+        free(cmd);
+        return r;
+}
+
+pid_t du_spawn_provider(void (*fn)(int ready_fd, int cmd_fd, void *arg), void *arg,
+                        int *ret_wfd)
+{
+        int p[2], ready[2] = { -1, -1 };
+        pid_t pid;
+        char c;
+
+        if (pipe(p) < 0)
+                return -errno;
+        if (pipe(ready) < 0 || (pid = fork()) < 0) {
+                int r = -errno;
+
+                close(p[0]);
+                close(p[1]);
+                if (ready[0] >= 0) {
+                        close(ready[0]);
+                        close(ready[1]);
+                }
+                return r;
+        }
+        if (pid == 0) {
+                close(p[1]);
+                close(ready[0]);
+                fn(ready[1], p[0], arg);
+                _exit(0);
+        }
+        close(p[0]);
+        close(ready[1]);
+        if (read(ready[0], &c, 1) != 1) {
+                close(ready[0]);
+                close(p[1]);
+                waitpid(pid, NULL, 0);
+                return -ECHILD;
+        }
+        close(ready[0]);
+        *ret_wfd = p[1];
+        return pid;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the tests and benches that run a real perflibd: its private
+ * directories, starting and stopping it, connecting the PerflibV2 client
+ * once it answers, waiting for a provider's counterset to be listed.
+ * No cmocka here (the benches use it too): functions return 0 or -errno
+ * and the callers assert or die.
+ */
+#ifndef PL_DAEMONUTIL_H
+#define PL_DAEMONUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perflibv2.h"
+
+struct du_daemon {
+        char sock[4096], registry[4096], plugins[4096];
+        pid_t pid;                      /* perflibd while it runs, else 0 */
+        /* Run in perflibd's child process before exec, when set; nonzero exits 126. */
+        int (*in_child)(void);
+};
+
+/*
+ * Points d at the socket, registry and plugin directory under run (the
+ * runtime directory perflibd uses) and creates the two directories.
+ */
+int du_init(struct du_daemon *d, const char *run);
+
+/*
+ * For the benches: creates $TMPDIR/prefix-XXXXXX (short: it holds a
+ * socket) into dir, makes it $PERFLIB_RUNTIME_DIR, then du_init.
+ */
+int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix);
+
+/*
+ * Starts bin (NULL: $top_builddir/server-glue/perflibd) on d's directories,
+ * through launcher (a NULL-terminated argv prefix) when given.  Returns at
+ * once: du_connect tells when it is ready.
+ */
+int du_start(struct du_daemon *d, const char *bin, const char *const *launcher);
+
+/*
+ * Connects to d's socket, retrying for 10 s while perflibd starts; each
+ * call waits timeout_ms.  *ret is the caller's; -ETIMEDOUT if it never answered.
+ */
+int du_connect(const struct du_daemon *d, int timeout_ms, struct pv2_client **ret);
+
+/* SIGTERM, then reaps it: its wait status, or -errno. */
+int du_stop(struct du_daemon *d);
+
+/* Whether perflibd enumerates counterset g: 1, 0, or -EIO. */
+int du_listed(struct pv2_client *c, const GUID *g);
+
+/*
+ * Providers and plugins come and go asynchronously: waits up to timeout_ms
+ * for g to be listed (or no longer, with listed false); 0 or -ETIMEDOUT.
+ */
+int du_wait_listed(struct pv2_client *c, const GUID *g, bool listed, int timeout_ms);
+
+/* system() on a formatted command: its status, or -ENOMEM. */
+int du_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Runs fn(ready_fd, cmd_fd, arg) in a child, which writes a byte to
+ * ready_fd once its provider is published and must _exit (say at EOF on
+ * cmd_fd).  Returns the child's pid once ready, or -errno; *ret_wfd (the
+ * caller's) is the write end of cmd_fd: closing it ends the child.
+ */
+pid_t du_spawn_provider(void (*fn)(int ready_fd, int cmd_fd, void *arg), void *arg,
+                        int *ret_wfd);
+
+/* Little-endian fields of PerflibV2 replies. */
+static inline uint32_t du_le32(const uint8_t *p)
+{
+        return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+               (uint32_t) p[3] << 24;
+}
+
+static inline uint64_t du_le64(const uint8_t *p)
+{
+        return du_le32(p) | (uint64_t) du_le32(p + 4) << 32;
+}
+
+#endif
