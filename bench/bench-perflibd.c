@@ -44,7 +44,7 @@ static GUID cset = { 0xbe2c0002, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 
 static const char *perflibd = "server-glue/perflibd";
 static const char *pmcd_bench = "bench/bench-pmcd";
-static char rundir[96];      /* $TMPDIR/perflibd-bench-XXXXXX: short, it holds a socket */
+static char rundir[96];      /* $TMPDIR/perflib-bench-XXXXXX: short, it holds a socket */
 static struct du_daemon srv;
 static bool quick;
 static const char *only;        /* --shape: run this shape alone, no memory, no pmcd */
