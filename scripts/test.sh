@@ -134,15 +134,15 @@ run_fuzz() {
 }
 
 # The wire's target: the harness, the fake handlers and the whole of
-# libpcqrpc, built from the sources like the segment target.
+# sdk/librpc, built from the sources like the segment target.
 fuzz_rpc_sources() {
-        printf '%s\n' tests/fuzz-rpc.c tests/pv2-fake.c sdk/libpcq/*.c
+        printf '%s\n' tests/fuzz-rpc.c tests/pv2-fake.c sdk/librpc/*.c
 }
 
 # The RPC server connection, into $1/fuzz-rpc-libfuzzer, corpus $1/fuzz-rpc-corpus.
 run_fuzz_rpc() {
         fuzz_target fuzz-rpc "$1" fuzz-rpc- fuzz_rpc_sources tests/fuzz-rpc-corpus \
-                -I sdk/include/perflib -I sdk/libpcq -I tests
+                -I sdk/include/perflib -I sdk/librpc -I tests
 }
 
 build_and_check "build" "$build_dir" --enable-werror "$@"

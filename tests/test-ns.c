@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perflibd's namespace (server-glue/ns.c) over real segments: countersets
+ * perflibd's namespace (server-glue/namespace/) over real segments: countersets
  * named from a provider's self-description, from the installed registry, or
  * by GUID and id when nothing names them; instances merged across two
  * providers of one counterset whose counters are laid out differently; a

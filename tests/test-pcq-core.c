@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The PerflibV2 core (server-glue/pcq-*.c) against a scripted namespace
+ * The PerflibV2 core (server-glue/operations/) against a scripted namespace
  * (fake-ns.c): every buffer is compared byte for byte with one built here
  * by hand, field by field, from MS-PCQ 2.2.4 and 3.1.4.1 (little-endian,
  * structures on 8-byte boundaries, UTF-16LE strings from u"" literals, zero

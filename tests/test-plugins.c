@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The plugin loader (server-glue/plugins.c) against the test plugins of
+ * The plugin loader (server-glue/plugins/) against the test plugins of
  * tests/plugins/: which files of the directory it loads, what it logs about
  * the ones it refuses, that a loaded plugin's provider is readable like any
  * other (its reference counter dereferenced in-process), and that sync

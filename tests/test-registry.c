@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry (server-glue/registry.c, reg-admin.c): reg_load builds, for
+ * The registry (server-glue/registry/): reg_load builds, for
  * every installed provider, exactly the description ctrpp generates for it
  * (checked against the golden resource files of tests/ctrpp/golden, which
  * are compiled in here), skips every kind of broken file with a warning,

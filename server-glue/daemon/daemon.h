@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * daemon.h: perflibd's own parts: logging, the listeners and connections,
- * and the state they share.  Internal to perflibd.
+ * daemon.h: the state perflibd's main (perflibd.c) and its listeners and
+ * connections (conn.c) share.  Internal to perflibd.
  */
 #ifndef PERFLIBD_DAEMON_H
 #define PERFLIBD_DAEMON_H
@@ -35,27 +35,14 @@ struct daemon {
         const struct ctrpp_provider_desc **reg_descs;
         struct plugins *plugins;
 
-        /* Client connections, each served by a thread of its own (daemon-conn.c). */
+        /* Client connections, each served by a thread of its own (conn.c). */
         pthread_mutex_t conns_lock;
         pthread_cond_t conns_cond;      /* a connection went away */
         struct conn *conns;
         size_t n_clients;               /* atomic */
 };
 
-/* ---- daemon-log.c ---- */
-
-/* Under systemd (stderr is the journal) logs go to the journal with fields;
- * otherwise to stderr, one line each.  priority is a syslog(3) level. */
-void log_setup(void);
-void log_msg(int priority, const char *format, ...) __attribute__((format(printf, 2, 3)));
-void log_set_debug(bool on);
-#define log_error(...)  log_msg(3, __VA_ARGS__)
-#define log_warning(...) log_msg(4, __VA_ARGS__)
-#define log_notice(...) log_msg(5, __VA_ARGS__)
-#define log_info(...)   log_msg(6, __VA_ARGS__)
-#define log_debug(...)  log_msg(7, __VA_ARGS__)
-
-/* ---- daemon-conn.c ---- */
+/* ---- conn.c ---- */
 
 /*
  * Listens on fd (a bound, listening stream socket; the daemon owns it from

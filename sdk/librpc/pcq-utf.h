@@ -2,7 +2,7 @@
 /*
  * pcq-utf.h: UTF-8 in, UTF-16 out, for the strings PerflibV2 carries as
  * UTF-16LE.  One decoder for the client (which refuses bad input) and the
- * server core (which replaces it).  Internal to libpcqrpc and perflibd.
+ * server core (which replaces it).  Internal to librpc, libpcq and perflibd.
  */
 #ifndef PCQ_UTF_H
 #define PCQ_UTF_H

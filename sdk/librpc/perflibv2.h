@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perflibv2.h: the PerflibV2 interface of MS-PCQ (section 6's IDL) as C
- * calls, on both sides of the wire.  Internal (not installed): perflibd,
- * the tests and the tools link the convenience library libpcqrpc.la; the
- * consumer issue makes a public libpcq of the client half.
+ * calls, on both sides of the wire.  Internal (not installed): libpcq,
+ * perflibd, the tests and the benches link the convenience library
+ * librpc.la (sdk/librpc).
  *
  * Wire: connection-oriented DCE/RPC (C706 chapter 12, MS-RPCE) with NDR 2.0,
  * over a stream socket (AF_UNIX locally, TCP remotely).  Everything in

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "log.h"
 #include "ns-live.h"
 #include "pcq-core.h"
 #include "perflibv2.h"

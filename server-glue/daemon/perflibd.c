@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "log.h"
 #include "ns-live.h"
 #include "pcq.h"                /* PCQ_DEFAULT_TCP_PORT */
 #include "plugins.h"

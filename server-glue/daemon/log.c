@@ -13,7 +13,7 @@
 #include <syslog.h>
 #include <systemd/sd-journal.h>
 
-#include "daemon.h"
+#include "log.h"
 
 static bool to_journal;
 static bool debug;
