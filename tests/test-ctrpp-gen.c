@@ -7,6 +7,9 @@
  * translation units linked into one program, which then checks that there
  * is one provider handle, that CounterInitialize hands perflib the templates
  * it should, and that the self-description reads back right.
+ *
+ * One file: every case works on the same hand-built manifests, and the
+ * golden compile needs all of them.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -4,6 +4,10 @@
  * bind_ack, response, fault and bind_nak bytes are checked against what
  * C706 and MS-RPCE lay out.  The expected bytes are written out here by
  * hand, not produced by the library's own encoders.
+ *
+ * One file, and long: every case drives the same connection fixture with
+ * the same hand-written PDU builders, and most of its lines are the
+ * expected bytes spelled out, which is the point of the test.
  */
 #include <errno.h>
 #include <setjmp.h>

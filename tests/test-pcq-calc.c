@@ -10,6 +10,9 @@
  * Unless a test says otherwise the two samples are one second apart on
  * every clock: perf_time 1e7 -> 2e7 ticks at perf_freq 1e7 (10 MHz), and
  * time_100ns 1e7 -> 2e7 (100 ns units).
+ *
+ * One file with one case per counter type: it is long because winperf.h has
+ * many types, and each type's case reads best beside its neighbours'.
  */
 #include <math.h>
 #include <setjmp.h>

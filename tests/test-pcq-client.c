@@ -13,6 +13,9 @@
  * parent/instance paths, the same values over TCP
  * (perflibd --listen-tcp) as over the Unix socket, the szMachine a
  * provider is told, and refused connections (--group).
+ *
+ * One file because every case shares one fixture, a running perflibd and
+ * provider, which is the expensive part; the cases themselves are short.
  */
 #include <setjmp.h>
 #include <signal.h>

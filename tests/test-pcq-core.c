@@ -6,6 +6,10 @@
  * structures on 8-byte boundaries, UTF-16LE strings from u"" literals, zero
  * padding), together with the Win32 codes, the pdwRtnSize rule and the
  * notifications the providers receive.
+ *
+ * One file: every case runs on the same scripted namespace and builds its
+ * expected buffers with the same field writers; most of its length is
+ * those buffers written out by hand.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -6,6 +6,9 @@
  * The semantic rules (validate.c) have tests of their own, so this test
  * brings its own pm_validate: the linker then leaves the library's out, and
  * whatever is reported here comes from the parser and the schema alone.
+ *
+ * One file, because that stand-in must be the only pm_validate linked and
+ * every case depends on it.
  */
 #include <dirent.h>
 #include <errno.h>

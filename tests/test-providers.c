@@ -7,6 +7,9 @@
  * compared with what the test reads itself, or with procps and iproute2
  * tools, at about the same time.  Every tolerance is stated where it is
  * used, with why.
+ *
+ * One file because every case reads the same perflibd with every plugin
+ * loaded (the group fixture); each provider's case is a screen or two.
  */
 #include <ctype.h>
 #include <dirent.h>
