@@ -26,8 +26,8 @@
 #include "fake-ns.h"
 #include "pcq-buf.h"
 #include "pcq-core.h"
-#include "pcq-internal.h"
 #include "pcq-query.h"
+#include "pcq-reply.h"
 
 static const struct pv2_handlers *H = &pcq_core_handlers;
 

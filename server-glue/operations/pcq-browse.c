@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcq-internal.h"
+#include "pcq-browse.h"
+#include "pcq-buf.h"
+#include "pcq-ns.h"
+#include "pcq-reply.h"
+#include "pcq-spec.h"
 
 #define GUID_SIZE 16u
 

@@ -2,8 +2,8 @@
 /*
  * The eight PerflibV2 operations of MS-PCQ 3.1.4.1, over the namespace
  * (ns.h), independent of any transport.  This file checks the session and
- * dispatches, and holds what the operations share; see pcq-internal.h for
- * where each operation lives.
+ * dispatches to the operations (pcq-browse.h, pcq-validate.h, pcq-data.h),
+ * which share pcq-ns.h and pcq-reply.h.
  *
  * Where MS-PCQ leaves room, these are the readings taken (Windows' own
  * behaviour where it is documented, in its perflib.h or the API pages):
@@ -91,210 +91,15 @@
  * 15. A session that is not allowed gets ERROR_ACCESS_DENIED and nothing
  *     else happens; close_query then keeps the query (3.1.4.1.8).
  */
-#include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "pcq-internal.h"
-
-enum pcq_cs_kind pcq_cs_kind(const struct ns_counterset *cs)
-{
-        if (cs->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE)
-                return PCQ_CS_MULTI;
-        if (cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE)
-                return PCQ_CS_SINGLE;
-        return PCQ_CS_GLOBAL;
-}
-
-long pcq_counter_index(const struct ns_counterset *cs, uint32_t id)
-{
-        for (uint32_t i = 0; i < cs->n_counters; i++)
-                if (cs->counters[i].id == id)
-                        return (long) i;
-        return -1;
-}
-
-bool pcq_instance_matches(const struct pcq_item *it, const struct ns_instance *inst)
-{
-        if (!it->has_name)
-                return true;
-        if (it->instance_id != PCQ_ANY_INSTANCE_ID && it->instance_id != inst->id)
-                return false;
-        if (pcq_item_wildcard_instance(it))
-                return true;
-        if (inst->name16)
-                return pcq_utf16_eq_le(it->name, it->name_len, inst->name16, inst->name16_size);
-        return pcq_utf16_eq_wcs(it->name, it->name_len, inst->name,
-                                inst->name ? inst->name_len : 0);
-}
-
-uint32_t pcq_win32_from_errno(int r)
-{
-        switch (r) {
-        case -ENOMEM:
-                return ERROR_OUTOFMEMORY;
-        case -ETIMEDOUT:
-                return ERROR_TIMEOUT;
-        case -ENOENT:
-                return ERROR_WMI_GUID_NOT_FOUND;
-        default:
-                return ERROR_GEN_FAILURE;
-        }
-}
-
-uint32_t pcq_emit(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t limit,
-                  struct pv2_out *out)
-{
-        struct pcq_buf b;
-        uint8_t *data;
-        size_t need;
-
-        pcq_buf_measure(&b, limit);
-        fn(&b, ctx);
-        if (b.overflow)
-                return ERROR_OUTOFMEMORY;
-        need = b.len;
-        if (need > in_size) {
-                out->rtn_size = (uint32_t) need;
-                return ERROR_NOT_ENOUGH_MEMORY;
-        }
-        if (need == 0)
-                return ERROR_SUCCESS;
-        data = malloc(need);
-        if (!data)
-                return ERROR_OUTOFMEMORY;
-        pcq_buf_write(&b, data, need);
-        fn(&b, ctx);
-        if (b.overflow || b.len != need) {
-                /* A serializer that did not repeat itself: a bug, never sent. */
-                free(data);
-                return ERROR_GEN_FAILURE;
-        }
-        out->data = data;   /* ownership passes to the stubs */
-        out->out_size = out->rtn_size = (uint32_t) need;
-        return ERROR_SUCCESS;
-}
-
-/* Past this, a reply buffer is not kept for replies of under a quarter of it. */
-#define REUSE_KEEP_BYTES        (1024 * 1024)
-#define REUSE_SMALL_CALLS       8
-
-static void reuse_free(struct pcq_reuse *reuse)
-{
-        free(reuse->data);
-        *reuse = (struct pcq_reuse){ 0 };
-}
-
-/* cap bytes for a reply: reuse's buffer when it is free, else an allocation of its own. */
-static uint8_t *reply_get(struct pcq_reuse *reuse, size_t cap)
-{
-        if (!reuse || reuse->busy)
-                return malloc(cap);
-        if (reuse->cap < cap) {
-                /* Nothing in it to keep: no realloc copy. */
-                free(reuse->data);
-                reuse->data = malloc(cap);
-                reuse->cap = reuse->data ? cap : 0;
-                if (!reuse->data)
-                        return NULL;
-        }
-        reuse->busy = true;
-        return reuse->data;
-}
-
-/*
- * Takes back a buffer from reply_get, used bytes of it written; a big one
- * that replies have used little of for a while goes.
- */
-static void reply_put(struct pcq_reuse *reuse, uint8_t *data, size_t used)
-{
-        if (!reuse || !data || data != reuse->data) {
-                free(data);
-                return;
-        }
-        reuse->busy = false;
-        reuse->small = used < reuse->cap / 4 ? reuse->small + 1 : 0;
-        if (reuse->cap > REUSE_KEEP_BYTES && reuse->small >= REUSE_SMALL_CALLS)
-                reuse_free(reuse);
-}
-
-/* One writing pass into cap bytes; false (nothing kept) when they were too few. */
-static bool emit_once(pcq_emit_fn fn, const void *ctx, size_t cap, uint32_t in_size,
-                      struct pcq_reuse *reuse, struct pv2_out *out, uint32_t *ret)
-{
-        uint8_t *data = reply_get(reuse, cap);
-        struct pcq_buf b;
-
-        if (!data)
-                return false;
-        pcq_buf_write(&b, data, cap);
-        fn(&b, ctx);
-        if (b.overflow) {
-                reply_put(reuse, data, cap);
-                return false;
-        }
-        out->rtn_size = (uint32_t) b.len;
-        if (b.len > in_size || b.len == 0) {
-                reply_put(reuse, data, b.len);
-                *ret = b.len > in_size ? ERROR_NOT_ENOUGH_MEMORY : ERROR_SUCCESS;
-                return true;
-        }
-        out->data = data;   /* lent to the stubs until release_out, or theirs (free) */
-        out->out_size = (uint32_t) b.len;
-        if (reuse && data == reuse->data)
-                reuse->used = b.len;
-        *ret = ERROR_SUCCESS;
-        return true;
-}
-
-uint32_t pcq_emit_hinted(pcq_emit_fn fn, const void *ctx, uint32_t in_size, uint32_t limit,
-                         size_t *hint, struct pcq_reuse *reuse, struct pv2_out *out)
-{
-        size_t cap = *hint + *hint / 8 + 256;
-        uint32_t e;
-
-        if (*hint > 0 && emit_once(fn, ctx, cap < limit ? cap : limit, in_size, reuse, out, &e)) {
-                *hint = out->rtn_size;
-                return e;
-        }
-        e = pcq_emit(fn, ctx, in_size, limit, out);
-        if (e == ERROR_SUCCESS || e == ERROR_NOT_ENOUGH_MEMORY)
-                *hint = out->rtn_size;
-        return e;
-}
-
-void pcq_emit_instance(struct pcq_buf *b, const struct ns_instance *inst)
-{
-        size_t len = inst->name ? inst->name_len : 0;
-        size_t start = b->len;
-
-        if (inst->name16) {
-                pcq_emit_instance16(b, inst);
-                return;
-        }
-        /* Size is what the block came to: patched, so the name is read once. */
-        pcq_buf_u32(b, 0);
-        pcq_buf_u32(b, inst->id);
-        pcq_buf_wcs(b, inst->name, len);
-        pcq_buf_pad8(b);
-        pcq_buf_patch_u32(b, start, (uint32_t) (b->len - start));
-}
-
-void pcq_notify_machine(struct ns *ns, const struct ns_counterset *cs, uint32_t code,
-                        const wchar_t *machine, size_t machine_len)
-{
-        static const wchar_t none[] = L"";
-
-        if (!machine) {
-                machine = none;
-                machine_len = 0;
-        }
-        /* Providers that do not answer are the namespace's concern; the
-         * request goes on either way, as on Windows. */
-        (void) ns_notify(ns, cs, code, machine, (uint32_t) ((machine_len + 1) * sizeof(wchar_t)));
-}
-
-/* ---- the handlers the stubs call ---- */
+#include "pcq-browse.h"
+#include "pcq-buf.h"
+#include "pcq-core.h"
+#include "pcq-data.h"
+#include "pcq-query.h"
+#include "pcq-reply.h"
+#include "pcq-validate.h"
 
 static struct pcq_session *session(void *conn, struct pv2_out *out)
 {
@@ -397,13 +202,13 @@ static void h_release_out(void *conn, uint8_t *data)
 {
         struct pcq_session *s = conn;
 
-        reply_put(s ? &s->reply : NULL, data, s ? s->reply.used : 0);
+        pcq_reply_put(s ? &s->reply : NULL, data, s ? s->reply.used : 0);
 }
 
 void pcq_session_trim(struct pcq_session *s)
 {
         if (s && !s->reply.busy)
-                reuse_free(&s->reply);
+                pcq_reuse_free(&s->reply);
 }
 
 static uint32_t h_validate_counters(void *conn, void *query, uint8_t *data, uint32_t in_size,

@@ -9,7 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "pcq-internal.h"
+#include "pcq-data.h"
+#include "pcq-buf.h"
+#include "pcq-ns.h"
+#include "pcq-query.h"
+#include "pcq-reply.h"
+#include "pcq-spec.h"
 
 #define PERF_FREQ_NS            1000000000ull
 /* Seconds from 1601-01-01 to 1970-01-01, both UTC. */

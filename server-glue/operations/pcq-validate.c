@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcq-internal.h"
+#include "pcq-validate.h"
+#include "pcq-buf.h"
+#include "pcq-ns.h"
+#include "pcq-query.h"
+#include "pcq-reply.h"
+#include "pcq-spec.h"
 
 /* Offsets inside _PERF_COUNTER_IDENTIFIER. */
 #define ID_STATUS       16u

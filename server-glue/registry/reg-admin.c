@@ -26,8 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perfman.h"
 #include "reg-admin.h"
-#include "reg-internal.h"
+#include "reg-dir.h"
+#include "registry.h"
 
 /* "PROG: message\n" on stderr. */
 static void say(const struct regadm *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reg-internal.h"
+#include "reg-desc.h"
 
 /* strdup that keeps NULL and remembers running out of memory. */
 static const char *copy_str(const char *s, bool *oom)
@@ -121,8 +121,7 @@ int reg_desc_build(const struct pm_manifest *m, const struct pm_provider *p,
                 .symbol = copy_str(p->symbol, &oom),
                 .application_identity = copy_str(p->application_identity, &oom),
                 .schema_version = copy_str(m->schema_version, &oom),
-                .manifest = copy_str(manifest_name ? manifest_name
-                                                   : reg_base_name(m->file), &oom),
+                .manifest = copy_str(manifest_name, &oom),
         };
         for (uint32_t i = 0; i < d->n_countersets; i++)
                 fill_counterset(&sets[i], &p->countersets[i], &oom);

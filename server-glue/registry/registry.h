@@ -3,7 +3,9 @@
  * registry.h: the registry directory of installed manifests, shared by
  * lodctr, unlodctr and perflibd.  Its on-disk format is documented in
  * lodctr(8).  Functions return 0 or -errno and write ret_ parameters only
- * on success.
+ * on success.  registry.c loads the entries; reg-dir.c owns the names and
+ * files (reg_default_dir, reg_guid_*, reg_list); reg-desc.c the
+ * descriptions.
  *
  * In short: DIR/{guid}.man is a byte copy of the manifest that installed
  * the provider {guid} (lower case, braces), DIR/{guid}.info its key=value

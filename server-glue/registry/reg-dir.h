@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reg-internal.h: what registry.c (the reader), reg-desc.c and reg-admin.c
- * (the writer behind lodctr and unlodctr) share about the registry
- * directory.  The format itself is documented in lodctr(8).
+ * reg-dir.h: what registry.c (the reader) and reg-admin.c (the writer
+ * behind lodctr and unlodctr) share about the registry directory, beyond
+ * the names registry.h offers everyone.  Implemented by reg-dir.c, which
+ * parses no manifest.  The format itself is documented in lodctr(8).
  */
-#ifndef PERFLIBD_REG_INTERNAL_H
-#define PERFLIBD_REG_INTERNAL_H
+#ifndef PERFLIBD_REG_DIR_H
+#define PERFLIBD_REG_DIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#include "perfman.h"
-#include "registry.h"
+#include "perflib.h"
 
 /* DIR/{guid}.man: the manifest; DIR/{guid}.info: its sidecar. */
 #define REG_MAN_SUFFIX ".man"
@@ -53,12 +54,4 @@ const char *reg_base_name(const char *path);
  */
 int reg_info_read(const char *path, char **ret_source, char **ret_app_dir);
 
-/*
- * The description of provider p of m (on which pm_assign_ids ran), as
- * ctrpp's resource generator writes it, deep-copied: owned by the caller,
- * freed with reg_desc_free.  manifest_name is what .manifest says.
- */
-int reg_desc_build(const struct pm_manifest *m, const struct pm_provider *p,
-                   const char *manifest_name, struct ctrpp_provider_desc **ret);
-
-#endif /* PERFLIBD_REG_INTERNAL_H */
+#endif /* PERFLIBD_REG_DIR_H */
