@@ -57,7 +57,8 @@ for sub in ("plugin", "consumer", "usermode", "kernelmode"):
 # Folders whose files must not call each other round a loop.
 ACYCLIC = [
     "sdk/librpc",
-    "server-glue/plugins", "server-glue/namespace", "server-glue/daemon",
+    "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
+    "server-glue/operations", "server-glue/daemon",
 ]
 
 READMES = ["sdk", "sdk/librpc", "ctrpp",
