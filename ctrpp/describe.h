@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Naming the element a diagnostic is about (describe.c). */
+#ifndef CTRPP_DESCRIBE_H
+#define CTRPP_DESCRIBE_H
+
+#include <libxml/tree.h>
+
+struct parser;
+
+/* Owned by the caller; NULL when out of memory. */
+char *describe(const struct parser *p, const xmlNode *n);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The document's elements and their attributes (element.c).  Strings are
+ * owned by the caller; an allocation that fails sets p->oom.
+ */
+#ifndef CTRPP_ELEMENT_H
+#define CTRPP_ELEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libxml/tree.h>
+
+#include "perfman.h"
+
+struct parser;
+
+bool has_name(const xmlNode *n, const char *local);
+/* The first element from n on named local that is the counter schema's. */
+xmlNode *next_ours(const struct parser *p, xmlNode *n, const char *local);
+
+#define FOREACH_OURS(p, parent, local, it) \
+        for (xmlNode *it = next_ours(p, (parent)->children, local); it; \
+             it = next_ours(p, it->next, local))
+
+size_t count_ours(const struct parser *p, xmlNode *parent, const char *local);
+xmlNode *find_descendant(xmlNode *n, const char *local);
+xmlNode *find_string_table(xmlNode *root);
+
+char *dup_or_oom(struct parser *p, const char *s);
+/* An attribute's value as written; NULL when absent. */
+char *get_prop(struct parser *p, const xmlNode *n, const char *name);
+const char *string_ref(const char *text, size_t *ret_len);
+xmlChar *lookup_string(const struct parser *p, const char *id, size_t len);
+xmlChar *resolved_prop(const struct parser *p, const xmlNode *n, const char *name);
+bool parse_i32(const char *s, int32_t *ret);
+struct pm_u32 get_u32(struct parser *p, const xmlNode *n, const char *name);
+
+struct keyword {
+        const char *name;
+        int value;
+};
+
+#define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
+
+int get_keyword(struct parser *p, const xmlNode *n, const char *name,
+                const struct keyword *k, size_t nk, int dflt);
+
+#endif
