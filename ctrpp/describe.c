@@ -19,7 +19,7 @@ static char *describe_counterset(const struct parser *p, const xmlNode *n)
         char *r = NULL;
 
         for (size_t i = 0; i < N_ELEMENTS(by) && !r; i++) {
-                xmlChar *v = resolved_prop(p, n, by[i]);
+                xmlChar *v = pm_resolved_prop(p, n, by[i]);
                 if (v && *v && asprintf(&r, "counterset '%s'", (const char *) v) < 0)
                         r = NULL;
                 xmlFree(v);
@@ -31,7 +31,7 @@ static char *describe_counter(const struct parser *p, const xmlNode *n)
 {
         xmlChar *id = xmlGetNoNsProp(n, (const xmlChar *) "id");
         xmlChar *sym = xmlGetNoNsProp(n, (const xmlChar *) "symbol");
-        char *cs = has_name(n->parent, "counterSet") ? describe_counterset(p, n->parent) : NULL;
+        char *cs = pm_has_name(n->parent, "counterSet") ? describe_counterset(p, n->parent) : NULL;
         char *r;
 
         if (asprintf(&r, "counter%s%s%s%s%s%s%s", id ? " " : "", id ? (const char *) id : "",
@@ -60,30 +60,30 @@ static char *describe_provider(const xmlNode *n)
 }
 
 /* What a diagnostic about element n names: "counter 3 (SYM) in counterset 'X'". */
-char *describe(const struct parser *p, const xmlNode *n)
+char *pm_describe(const struct parser *p, const xmlNode *n)
 {
         char *owner, *r;
 
-        if (has_name(n, "counter"))
+        if (pm_has_name(n, "counter"))
                 return describe_counter(p, n);
-        if (has_name(n, "counterSet"))
+        if (pm_has_name(n, "counterSet"))
                 return describe_counterset(p, n);
-        if (has_name(n, "provider"))
+        if (pm_has_name(n, "provider"))
                 return describe_provider(n);
-        if (has_name(n, "counters"))
+        if (pm_has_name(n, "counters"))
                 return strdup("<counters>");
-        if (has_name(n, "counterAttributes") || has_name(n, "counterAttribute") ||
-            has_name(n, "structs") || has_name(n, "struct")) {
+        if (pm_has_name(n, "counterAttributes") || pm_has_name(n, "counterAttribute") ||
+            pm_has_name(n, "structs") || pm_has_name(n, "struct")) {
                 const xmlNode *o = n->parent;
-                while (o && !has_name(o, "counter") && !has_name(o, "counterSet"))
+                while (o && !pm_has_name(o, "counter") && !pm_has_name(o, "counterSet"))
                         o = o->parent;
-                owner = o ? describe(p, o) : NULL;
+                owner = o ? pm_describe(p, o) : NULL;
                 if (!owner || asprintf(&r, "<%s> of %s", (const char *) n->name, owner) < 0)
                         r = NULL;
                 free(owner);
                 return r;
         }
-        owner = n->parent && n->parent->type == XML_ELEMENT_NODE ? describe(p, n->parent) : NULL;
+        owner = n->parent && n->parent->type == XML_ELEMENT_NODE ? pm_describe(p, n->parent) : NULL;
         if (asprintf(&r, "<%s>%s%s", (const char *) n->name, owner ? " in " : "",
                      owner ? owner : "") < 0)
                 r = NULL;

@@ -8,6 +8,6 @@
 struct parser;
 
 /* Owned by the caller; NULL when out of memory. */
-char *describe(const struct parser *p, const xmlNode *n);
+char *pm_describe(const struct parser *p, const xmlNode *n);
 
 #endif

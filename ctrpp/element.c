@@ -18,7 +18,7 @@
 
 /* ---- document structure ---- */
 
-bool has_name(const xmlNode *n, const char *local)
+bool pm_has_name(const xmlNode *n, const char *local)
 {
         return n && n->type == XML_ELEMENT_NODE && strcmp((const char *) n->name, local) == 0;
 }
@@ -36,15 +36,15 @@ static bool is_ours(const struct parser *p, const xmlNode *n)
         return p->counters_href && xmlStrEqual(n->ns->href, p->counters_href);
 }
 
-xmlNode *next_ours(const struct parser *p, xmlNode *n, const char *local)
+xmlNode *pm_next_ours(const struct parser *p, xmlNode *n, const char *local)
 {
         for (; n; n = n->next)
-                if (has_name(n, local) && is_ours(p, n))
+                if (pm_has_name(n, local) && is_ours(p, n))
                         return n;
         return NULL;
 }
 
-size_t count_ours(const struct parser *p, xmlNode *parent, const char *local)
+size_t pm_count_ours(const struct parser *p, xmlNode *parent, const char *local)
 {
         size_t n = 0;
 
@@ -56,21 +56,21 @@ size_t count_ours(const struct parser *p, xmlNode *parent, const char *local)
 static xmlNode *first_child(xmlNode *parent, const char *local)
 {
         for (xmlNode *n = parent ? parent->children : NULL; n; n = n->next)
-                if (has_name(n, local))
+                if (pm_has_name(n, local))
                         return n;
         return NULL;
 }
 
-xmlNode *find_descendant(xmlNode *n, const char *local)
+xmlNode *pm_find_descendant(xmlNode *n, const char *local)
 {
         for (; n; n = n->next) {
                 xmlNode *f;
 
                 if (n->type != XML_ELEMENT_NODE)
                         continue;
-                if (has_name(n, local))
+                if (pm_has_name(n, local))
                         return n;
-                f = find_descendant(n->children, local);
+                f = pm_find_descendant(n->children, local);
                 if (f)
                         return f;
         }
@@ -78,7 +78,7 @@ xmlNode *find_descendant(xmlNode *n, const char *local)
 }
 
 /* The string table of the en-US resources, or of the first ones. */
-xmlNode *find_string_table(xmlNode *root)
+xmlNode *pm_find_string_table(xmlNode *root)
 {
         xmlNode *loc = first_child(root, "localization"), *first = NULL;
 
@@ -86,7 +86,7 @@ xmlNode *find_string_table(xmlNode *root)
                 xmlChar *culture;
                 bool en_us;
 
-                if (!has_name(r, "resources"))
+                if (!pm_has_name(r, "resources"))
                         continue;
                 culture = xmlGetNoNsProp(r, (const xmlChar *) "culture");
                 en_us = culture && xmlStrcasecmp(culture, (const xmlChar *) "en-US") == 0;
@@ -101,7 +101,7 @@ xmlNode *find_string_table(xmlNode *root)
 
 /* ---- attribute values ---- */
 
-char *dup_or_oom(struct parser *p, const char *s)
+char *pm_dup_or_oom(struct parser *p, const char *s)
 {
         char *c = strdup(s);
 
@@ -110,7 +110,7 @@ char *dup_or_oom(struct parser *p, const char *s)
         return c;
 }
 
-char *get_prop(struct parser *p, const xmlNode *n, const char *name)
+char *pm_get_prop(struct parser *p, const xmlNode *n, const char *name)
 {
         const xmlAttr *a = xmlHasNsProp(n, (const xmlChar *) name, NULL);
         const xmlNode *t = a ? a->children : NULL;
@@ -121,19 +121,19 @@ char *get_prop(struct parser *p, const xmlNode *n, const char *name)
                 return NULL;
         /* The common case, one text node, without libxml2's copy of a copy. */
         if (a->type == XML_ATTRIBUTE_NODE && t && t->type == XML_TEXT_NODE && !t->next)
-                return dup_or_oom(p, t->content ? (const char *) t->content : "");
+                return pm_dup_or_oom(p, t->content ? (const char *) t->content : "");
         v = xmlGetNoNsProp(n, (const xmlChar *) name);
         if (!v) {
                 p->oom = true;
                 return NULL;
         }
-        s = dup_or_oom(p, (const char *) v);
+        s = pm_dup_or_oom(p, (const char *) v);
         xmlFree(v);
         return s;
 }
 
 /* The id inside "$(string.ID)", or NULL when text is not such a reference. */
-const char *string_ref(const char *text, size_t *ret_len)
+const char *pm_string_ref(const char *text, size_t *ret_len)
 {
         size_t n = strlen(text);
 
@@ -144,13 +144,13 @@ const char *string_ref(const char *text, size_t *ret_len)
 }
 
 /* The value of string id (len bytes) in the string table, NULL when it has none. */
-xmlChar *lookup_string(const struct parser *p, const char *id, size_t len)
+xmlChar *pm_lookup_string(const struct parser *p, const char *id, size_t len)
 {
         for (xmlNode *s = p->string_table ? p->string_table->children : NULL; s; s = s->next) {
                 xmlChar *sid;
                 bool match;
 
-                if (!has_name(s, "string"))
+                if (!pm_has_name(s, "string"))
                         continue;
                 sid = xmlGetNoNsProp(s, (const xmlChar *) "id");
                 match = sid && xmlStrlen(sid) == (int) len && memcmp(sid, id, len) == 0;
@@ -162,7 +162,7 @@ xmlChar *lookup_string(const struct parser *p, const char *id, size_t len)
 }
 
 /* An attribute's value with a $(string.X) reference replaced; NULL when absent. */
-xmlChar *resolved_prop(const struct parser *p, const xmlNode *n, const char *name)
+xmlChar *pm_resolved_prop(const struct parser *p, const xmlNode *n, const char *name)
 {
         xmlChar *v = xmlGetNoNsProp(n, (const xmlChar *) name), *r;
         const char *id;
@@ -170,8 +170,8 @@ xmlChar *resolved_prop(const struct parser *p, const xmlNode *n, const char *nam
 
         if (!v)
                 return NULL;
-        id = string_ref((const char *) v, &len);
-        r = id ? lookup_string(p, id, len) : NULL;
+        id = pm_string_ref((const char *) v, &len);
+        r = id ? pm_lookup_string(p, id, len) : NULL;
         if (!r)
                 return v;
         xmlFree(v);
@@ -184,9 +184,9 @@ static bool parse_u32(const char *s, uint32_t *ret)
         size_t n = strlen(s);
         unsigned base = 10, digits = 0;
 
-        while (n > 0 && is_space(s[n - 1]))
+        while (n > 0 && pm_is_space(s[n - 1]))
                 n--;
-        while (n > 0 && is_space(*s))
+        while (n > 0 && pm_is_space(*s))
                 s++, n--;
         if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
                 base = 16;
@@ -210,18 +210,18 @@ static bool parse_u32(const char *s, uint32_t *ret)
         return true;
 }
 
-bool parse_i32(const char *s, int32_t *ret)
+bool pm_parse_i32(const char *s, int32_t *ret)
 {
         char *end;
         long v;
 
-        while (is_space(*s))
+        while (pm_is_space(*s))
                 s++;
         if (!*s)
                 return false;
         errno = 0;
         v = strtol(s, &end, 10);
-        while (is_space(*end))
+        while (pm_is_space(*end))
                 end++;
         if (errno || *end || v < INT32_MIN || v > INT32_MAX)
                 return false;
@@ -230,23 +230,23 @@ bool parse_i32(const char *s, int32_t *ret)
 }
 
 /* An absent attribute is placed at its element, without the search for it. */
-struct pm_u32 get_u32(struct parser *p, const xmlNode *n, const char *name)
+struct pm_u32 pm_get_u32(struct parser *p, const xmlNode *n, const char *name)
 {
         struct pm_u32 u = { 0 };
-        char *s = get_prop(p, n, name);
+        char *s = pm_get_prop(p, n, name);
 
         if (s && parse_u32(s, &u.value))
                 u.set = true;
-        u.loc = s ? attr_loc(p, n, name) : node_loc(p, n);
+        u.loc = s ? pm_attr_loc(p, n, name) : pm_node_loc(p, n);
         free(s);
         return u;
 }
 
 /* The value of the keyword attribute name; dflt when absent or not a keyword. */
-int get_keyword(struct parser *p, const xmlNode *n, const char *name,
+int pm_get_keyword(struct parser *p, const xmlNode *n, const char *name,
                        const struct keyword *k, size_t nk, int dflt)
 {
-        char *s = get_prop(p, n, name);
+        char *s = pm_get_prop(p, n, name);
         int v = dflt;
 
         for (size_t i = 0; s && i < nk; i++)

@@ -16,26 +16,26 @@
 
 struct parser;
 
-bool has_name(const xmlNode *n, const char *local);
+bool pm_has_name(const xmlNode *n, const char *local);
 /* The first element from n on named local that is the counter schema's. */
-xmlNode *next_ours(const struct parser *p, xmlNode *n, const char *local);
+xmlNode *pm_next_ours(const struct parser *p, xmlNode *n, const char *local);
 
 #define FOREACH_OURS(p, parent, local, it) \
-        for (xmlNode *it = next_ours(p, (parent)->children, local); it; \
-             it = next_ours(p, it->next, local))
+        for (xmlNode *it = pm_next_ours(p, (parent)->children, local); it; \
+             it = pm_next_ours(p, it->next, local))
 
-size_t count_ours(const struct parser *p, xmlNode *parent, const char *local);
-xmlNode *find_descendant(xmlNode *n, const char *local);
-xmlNode *find_string_table(xmlNode *root);
+size_t pm_count_ours(const struct parser *p, xmlNode *parent, const char *local);
+xmlNode *pm_find_descendant(xmlNode *n, const char *local);
+xmlNode *pm_find_string_table(xmlNode *root);
 
-char *dup_or_oom(struct parser *p, const char *s);
+char *pm_dup_or_oom(struct parser *p, const char *s);
 /* An attribute's value as written; NULL when absent. */
-char *get_prop(struct parser *p, const xmlNode *n, const char *name);
-const char *string_ref(const char *text, size_t *ret_len);
-xmlChar *lookup_string(const struct parser *p, const char *id, size_t len);
-xmlChar *resolved_prop(const struct parser *p, const xmlNode *n, const char *name);
-bool parse_i32(const char *s, int32_t *ret);
-struct pm_u32 get_u32(struct parser *p, const xmlNode *n, const char *name);
+char *pm_get_prop(struct parser *p, const xmlNode *n, const char *name);
+const char *pm_string_ref(const char *text, size_t *ret_len);
+xmlChar *pm_lookup_string(const struct parser *p, const char *id, size_t len);
+xmlChar *pm_resolved_prop(const struct parser *p, const xmlNode *n, const char *name);
+bool pm_parse_i32(const char *s, int32_t *ret);
+struct pm_u32 pm_get_u32(struct parser *p, const xmlNode *n, const char *name);
 
 struct keyword {
         const char *name;
@@ -44,7 +44,7 @@ struct keyword {
 
 #define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
 
-int get_keyword(struct parser *p, const xmlNode *n, const char *name,
+int pm_get_keyword(struct parser *p, const xmlNode *n, const char *name,
                 const struct keyword *k, size_t nk, int dflt);
 
 #endif

@@ -137,7 +137,7 @@ static bool any_structs(const struct pm_manifest *m)
 {
         for (size_t i = 0; i < m->n_providers; i++)
                 for (size_t j = 0; j < m->providers[i].n_countersets; j++)
-                        if (uses_structs(&m->providers[i].countersets[j]))
+                        if (pm_uses_structs(&m->providers[i].countersets[j]))
                                 return true;
         return false;
 }
@@ -213,12 +213,12 @@ static void put_guids(const struct hctx *h, const struct pm_provider *p, const s
 static int put_template(const struct hctx *h, const struct pm_provider *p,
                         const struct pm_counterset *cs, const struct names *n, size_t i)
 {
-        bool structs = uses_structs(cs);
+        bool structs = pm_uses_structs(cs);
         uint32_t tail = 0;
         int r = 0;
 
         if (structs) {
-                put_field_checks(h, cs);
+                pm_put_field_checks(h, cs);
                 fputc('\n', h->f);
         }
         fputs("CTRPP_SELECTANY struct {\n        PERF_COUNTERSET_INFO CounterSet;\n", h->f);
@@ -229,10 +229,10 @@ static int put_template(const struct hctx *h, const struct pm_provider *p,
         fputs(",\n          ", h->f);
         gen_put_guid(h->f, &p->guid);
         fprintf(h->f, ",\n          %zu, ", cs->n_counters);
-        put_instance_type(h->f, cs->instance_type);
+        pm_put_instance_type(h->f, cs->instance_type);
         fputs(" },\n", h->f);
         for (size_t k = 0; k < cs->n_counters && r == 0; k++)
-                r = put_counter_info(h, cs, &cs->counters[k], structs, &tail);
+                r = pm_put_counter_info(h, cs, &cs->counters[k], structs, &tail);
         fputs("};\n\n", h->f);
         return r;
 }
@@ -416,7 +416,7 @@ static int put_provider(const struct hctx *h, const struct pm_provider *p)
         put_cleanup(h, &n);
         put_initialize(h, p, &n);
         for (size_t i = 0; i < p->n_countersets; i++)
-                if (uses_structs(&p->countersets[i]))
+                if (pm_uses_structs(&p->countersets[i]))
                         put_update(h, &p->countersets[i], &n, i);
         names_done(&n);
         return 0;
@@ -489,11 +489,11 @@ int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f
         fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", f);
         put_counter_defines(f, m);
         if (o->legacy)
-                r = put_legacy_body(&h);
+                r = pm_put_legacy_body(&h);
         else
                 for (size_t i = 0; i < m->n_providers && r == 0; i++)
                         r = put_provider(&h, &m->providers[i]);
-        scratch_done(&scratch);
+        pm_scratch_done(&scratch);
         if (r < 0)
                 return r;
         fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", f);

@@ -30,7 +30,7 @@ static int put_legacy_provider(const struct hctx *h, const struct legacy *l,
         fputs(";\n\n", f);
         for (size_t i = 0; i < p->n_countersets && r == 0; i++) {
                 const struct pm_counterset *cs = &p->countersets[i];
-                bool structs = uses_structs(cs);
+                bool structs = pm_uses_structs(cs);
                 uint32_t tail = 0;
 
                 fprintf(f, "CTRPP_SELECTANY GUID CtrSetGuid_%s_%zu_%zu =\n        ", l->base, pi + 1,
@@ -38,7 +38,7 @@ static int put_legacy_provider(const struct hctx *h, const struct legacy *l,
                 gen_put_guid(f, &cs->guid);
                 fputs(";\n\n", f);
                 if (structs) {
-                        put_field_checks(h, cs);
+                        pm_put_field_checks(h, cs);
                         fputc('\n', f);
                 }
                 fprintf(f, "typedef struct _CTRSET_%s_%zu_%zu {\n", l->base, pi + 1, i + 1);
@@ -54,10 +54,10 @@ static int put_legacy_provider(const struct hctx *h, const struct legacy *l,
                 fputs(",\n          ", f);
                 gen_put_guid(f, &p->guid);
                 fprintf(f, ",\n          %zu, ", cs->n_counters);
-                put_instance_type(f, cs->instance_type);
+                pm_put_instance_type(f, cs->instance_type);
                 fputs(" },\n", f);
                 for (size_t k = 0; k < cs->n_counters && r == 0; k++)
-                        r = put_counter_info(h, cs, &cs->counters[k], structs, &tail);
+                        r = pm_put_counter_info(h, cs, &cs->counters[k], structs, &tail);
                 fputs("};\n\n", f);
                 fprintf(f, "CTRPP_SELECTANY ULONG dwCtrSet_%1$s_%2$zu_%3$zu =\n"
                         "        sizeof(CTRSET_%1$s_%2$zu_%3$zu);\n\n", l->base, pi + 1, i + 1);
@@ -103,7 +103,7 @@ static void put_legacy_functions(const struct hctx *h, const struct legacy *l)
         fputs("\n        return ERROR_SUCCESS;\n}\n\n", f);
 }
 
-int put_legacy_body(const struct hctx *h)
+int pm_put_legacy_body(const struct hctx *h)
 {
         struct legacy l = { 0 };
         char *copy = strdup(gen_base_name(h->m->file));

@@ -6,6 +6,6 @@
 struct hctx;
 
 /* Every provider's Vista-era variables, then PerfAutoInitialize/PerfAutoCleanup. */
-int put_legacy_body(const struct hctx *h);
+int pm_put_legacy_body(const struct hctx *h);
 
 #endif

@@ -36,7 +36,7 @@ static const char *instance_type_macro(uint32_t t)
         }
 }
 
-void put_instance_type(FILE *f, uint32_t t)
+void pm_put_instance_type(FILE *f, uint32_t t)
 {
         const char *m = instance_type_macro(t);
 
@@ -103,7 +103,7 @@ static void put_detail(FILE *f, uint32_t level)
  * field.  Its counter data then holds each declared struct in turn, each at
  * a multiple of 8 bytes, and after them the counters that name no field.
  */
-bool uses_structs(const struct pm_counterset *cs)
+bool pm_uses_structs(const struct pm_counterset *cs)
 {
         for (size_t i = 0; i < cs->n_counters; i++)
                 if (cs->counters[i].struct_ref > 0 && cs->counters[i].field)
@@ -155,7 +155,7 @@ static void put_offset(FILE *f, const struct pm_counterset *cs, const struct pm_
                 fputc('0', f);
 }
 
-void scratch_done(struct scratch *s)
+void pm_scratch_done(struct scratch *s)
 {
         if (s->m)
                 fclose(s->m);
@@ -203,7 +203,7 @@ static void put_wrapped(FILE *f, char *text)
         fputs(" },\n", f);
 }
 
-int put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
+int pm_put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
                             const struct pm_counter *c, bool structs, uint32_t *tail)
 {
         FILE *m = scratch_reset(h->scratch);
@@ -238,7 +238,7 @@ int put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
  * first Size bytes, its low-order part on a little-endian machine, and
  * Update<CounterSet>() converts it properly on any.
  */
-void put_field_checks(const struct hctx *h, const struct pm_counterset *cs)
+void pm_put_field_checks(const struct hctx *h, const struct pm_counterset *cs)
 {
         for (size_t i = 0; i < cs->n_counters; i++) {
                 const struct pm_counter *c = &cs->counters[i];

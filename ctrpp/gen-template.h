@@ -27,17 +27,17 @@ struct hctx {
         struct scratch *scratch;
 };
 
-void scratch_done(struct scratch *s);
+void pm_scratch_done(struct scratch *s);
 
 /* The PERF_COUNTERSET_INFO InstanceType: its macro, else the number. */
-void put_instance_type(FILE *f, uint32_t t);
-bool uses_structs(const struct pm_counterset *cs);
+void pm_put_instance_type(FILE *f, uint32_t t);
+bool pm_uses_structs(const struct pm_counterset *cs);
 /*
  * One counter's PERF_COUNTER_INFO initializer; structs and tail as
  * put_offset takes them.  -ENOMEM when the scratch stream fails.
  */
-int put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
+int pm_put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
                      const struct pm_counter *c, bool structs, uint32_t *tail);
-void put_field_checks(const struct hctx *h, const struct pm_counterset *cs);
+void pm_put_field_checks(const struct hctx *h, const struct pm_counterset *cs);
 
 #endif

@@ -73,7 +73,7 @@ static int refuse_dtd(struct parser *p)
                 return 0;
         at = memmem(p->src.text, p->src.size, "<!DOCTYPE", 9);
         if (at)
-                loc = loc_at(p, (size_t) (at - p->src.text));
+                loc = pm_loc_at(p, (size_t) (at - p->src.text));
         pm_diag(p->d, PM_ERROR, &loc, "a manifest may not have a DOCTYPE declaration");
         return -EBADMSG;
 }
@@ -86,19 +86,20 @@ static int find_counters(struct parser *p)
                 pm_diag(p->d, PM_ERROR, &(struct pm_loc) { .file = p->file }, "the document is empty");
                 return -EBADMSG;
         }
-        if (!has_name(root, "instrumentationManifest")) {
-                struct pm_loc loc = node_loc(p, root);
+        if (!pm_has_name(root, "instrumentationManifest")) {
+                struct pm_loc loc = pm_node_loc(p, root);
                 pm_diag(p->d, PM_ERROR, &loc, "the root element is <%s>, not <instrumentationManifest>",
                         (const char *) root->name);
         }
-        p->counters = has_name(root, "counters") ? root : find_descendant(root->children, "counters");
+        p->counters = pm_has_name(root, "counters") ? root :
+                      pm_find_descendant(root->children, "counters");
         if (!p->counters) {
-                struct pm_loc loc = node_loc(p, root);
+                struct pm_loc loc = pm_node_loc(p, root);
                 pm_diag(p->d, PM_ERROR, &loc, "the manifest has no <counters> element");
                 return -EBADMSG;
         }
         p->counters_href = p->counters->ns ? p->counters->ns->href : NULL;
-        p->string_table = find_string_table(root);
+        p->string_table = pm_find_string_table(root);
         return 0;
 }
 
@@ -107,25 +108,25 @@ static int find_counters(struct parser *p)
 /* name or description, $(string.X) resolved; an unresolved reference is kept as written. */
 static char *get_text(struct parser *p, const xmlNode *n, const char *name)
 {
-        char *v = get_prop(p, n, name), *r, *label;
+        char *v = pm_get_prop(p, n, name), *r, *label;
         const char *id;
         xmlChar *s;
         size_t len;
 
-        id = v ? string_ref(v, &len) : NULL;
+        id = v ? pm_string_ref(v, &len) : NULL;
         if (!id)
                 return v;
-        s = lookup_string(p, id, len);
+        s = pm_lookup_string(p, id, len);
         if (!s) {
-                struct pm_loc loc = attr_loc(p, n, name);
-                label = describe(p, n);
+                struct pm_loc loc = pm_attr_loc(p, n, name);
+                label = pm_describe(p, n);
                 pm_diag(p->d, PM_ERROR, &loc, "%s: %s \"%s\" refers to string '%.*s', which the "
                         "<localization> string table does not define", label ? label : "?", name,
                         v, (int) len, id);
                 free(label);
                 return v;
         }
-        r = dup_or_oom(p, (const char *) s);
+        r = pm_dup_or_oom(p, (const char *) s);
         xmlFree(s);
         free(v);
         return r;
@@ -154,12 +155,12 @@ static void build_attributes(struct parser *p, xmlNode *n, struct pm_counter *c)
 
         FOREACH_OURS(p, n, "counterAttributes", list)
                 FOREACH_OURS(p, list, "counterAttribute", a) {
-                        int bit = get_keyword(p, a, "name", attribs, N_ELEMENTS(attribs), -1);
+                        int bit = pm_get_keyword(p, a, "name", attribs, N_ELEMENTS(attribs), -1);
                         /* A repeated one is the schema's to report; the first keeps its place. */
                         if (bit < 0 || (c->attrib & UINT64_C(1) << bit))
                                 continue;
                         c->attrib |= UINT64_C(1) << bit;
-                        c->attrib_loc[bit] = node_loc(p, a);
+                        c->attrib_loc[bit] = pm_node_loc(p, a);
                 }
 }
 
@@ -172,33 +173,34 @@ static void build_counter(struct parser *p, xmlNode *n, struct pm_counter *c)
                 { "undefined", PM_AGG_UNDEFINED }, { "sum", PM_AGG_SUM }, { "avg", PM_AGG_AVG },
                 { "min", PM_AGG_MIN }, { "max", PM_AGG_MAX },
         };
-        struct pm_u32 id = get_u32(p, n, "id");
-        char *scale = get_prop(p, n, "defaultScale");
+        struct pm_u32 id = pm_get_u32(p, n, "id");
+        char *scale = pm_get_prop(p, n, "defaultScale");
 
-        c->loc = node_loc(p, n);
+        c->loc = pm_node_loc(p, n);
         c->id = id.value;
-        c->symbol = get_prop(p, n, "symbol");
-        c->uri = get_prop(p, n, "uri");
+        c->symbol = pm_get_prop(p, n, "symbol");
+        c->uri = pm_get_prop(p, n, "uri");
         c->name = get_text(p, n, "name");
         c->description = get_text(p, n, "description");
-        c->name_id = get_u32(p, n, "nameID");
-        c->description_id = get_u32(p, n, "descriptionID");
-        c->type_name = get_prop(p, n, "type");
+        c->name_id = pm_get_u32(p, n, "nameID");
+        c->description_id = pm_get_u32(p, n, "descriptionID");
+        c->type_name = pm_get_prop(p, n, "type");
         /* Unknown types are the schema's to report, perf_counter_composite pm_validate's. */
         if (pm_counter_type(c->type_name, &c->type))
                 c->size = size_of_type(c->type);
-        c->base_id = get_u32(p, n, "baseID");
-        c->perf_time_id = get_u32(p, n, "perfTimeID");
-        c->perf_freq_id = get_u32(p, n, "perfFreqID");
-        c->multi_counter_id = get_u32(p, n, "multiCounterID");
-        c->detail_level = (uint32_t) get_keyword(p, n, "detailLevel", details, N_ELEMENTS(details), 0);
-        if (!scale || !parse_i32(scale, &c->default_scale))
+        c->base_id = pm_get_u32(p, n, "baseID");
+        c->perf_time_id = pm_get_u32(p, n, "perfTimeID");
+        c->perf_freq_id = pm_get_u32(p, n, "perfFreqID");
+        c->multi_counter_id = pm_get_u32(p, n, "multiCounterID");
+        c->detail_level = (uint32_t) pm_get_keyword(p, n, "detailLevel", details,
+                                                    N_ELEMENTS(details), 0);
+        if (!scale || !pm_parse_i32(scale, &c->default_scale))
                 c->default_scale = 0;
         free(scale);
-        c->aggregate = get_keyword(p, n, "aggregate", aggregates, N_ELEMENTS(aggregates),
+        c->aggregate = pm_get_keyword(p, n, "aggregate", aggregates, N_ELEMENTS(aggregates),
                                    PM_AGG_ABSENT);
-        c->struct_name = get_prop(p, n, "struct");
-        c->field = get_prop(p, n, "field");
+        c->struct_name = pm_get_prop(p, n, "struct");
+        c->field = pm_get_prop(p, n, "field");
         build_attributes(p, n, c);
 }
 
@@ -207,7 +209,7 @@ static int build_structs(struct parser *p, xmlNode *n, struct pm_counterset *cs)
         size_t total = 0;
 
         FOREACH_OURS(p, n, "structs", list)
-                total += count_ours(p, list, "struct");
+                total += pm_count_ours(p, list, "struct");
         if (total == 0)
                 return 0;
         cs->structs = calloc(total, sizeof(*cs->structs));
@@ -216,9 +218,9 @@ static int build_structs(struct parser *p, xmlNode *n, struct pm_counterset *cs)
         FOREACH_OURS(p, n, "structs", list)
                 FOREACH_OURS(p, list, "struct", s) {
                         struct pm_struct *st = &cs->structs[cs->n_structs++];
-                        st->loc = node_loc(p, s);
-                        st->name = get_prop(p, s, "name");
-                        st->type = get_prop(p, s, "type");
+                        st->loc = pm_node_loc(p, s);
+                        st->name = pm_get_prop(p, s, "name");
+                        st->type = pm_get_prop(p, s, "type");
                 }
         return 0;
 }
@@ -232,22 +234,22 @@ static int build_counterset(struct parser *p, xmlNode *n, struct pm_counterset *
                 { "multipleAggregate", PERF_COUNTERSET_MULTI_AGGREGATE },
                 { "globalAggregateHistory", PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY },
         };
-        size_t total = count_ours(p, n, "counter");
+        size_t total = pm_count_ours(p, n, "counter");
 
-        cs->loc = node_loc(p, n);
-        cs->guid_text = get_prop(p, n, "guid");
+        cs->loc = pm_node_loc(p, n);
+        cs->guid_text = pm_get_prop(p, n, "guid");
         if (!cs->guid_text || !pm_parse_guid(cs->guid_text, &cs->guid))
                 cs->guid = (GUID) { 0 };
-        cs->symbol = get_prop(p, n, "symbol");
-        cs->uri = get_prop(p, n, "uri");
+        cs->symbol = pm_get_prop(p, n, "symbol");
+        cs->uri = pm_get_prop(p, n, "uri");
         cs->name = get_text(p, n, "name");
         cs->description = get_text(p, n, "description");
-        cs->name_id = get_u32(p, n, "nameID");
-        cs->description_id = get_u32(p, n, "descriptionID");
-        cs->instances_name = get_prop(p, n, "instances");
+        cs->name_id = pm_get_u32(p, n, "nameID");
+        cs->description_id = pm_get_u32(p, n, "descriptionID");
+        cs->instances_name = pm_get_prop(p, n, "instances");
         if (!cs->instances_name)
-                cs->instances_name = dup_or_oom(p, "single");
-        cs->instance_type = (uint32_t) get_keyword(p, n, "instances", instances,
+                cs->instances_name = pm_dup_or_oom(p, "single");
+        cs->instance_type = (uint32_t) pm_get_keyword(p, n, "instances", instances,
                                                    N_ELEMENTS(instances), 0);
         if (build_structs(p, n, cs) < 0)
                 return -ENOMEM;
@@ -263,25 +265,25 @@ static int build_counterset(struct parser *p, xmlNode *n, struct pm_counterset *
 
 static int build_provider(struct parser *p, xmlNode *n, struct pm_provider *pv)
 {
-        size_t total = count_ours(p, n, "counterSet");
+        size_t total = pm_count_ours(p, n, "counterSet");
         char *s;
 
-        pv->loc = node_loc(p, n);
-        pv->guid_text = get_prop(p, n, "providerGuid");
+        pv->loc = pm_node_loc(p, n);
+        pv->guid_text = pm_get_prop(p, n, "providerGuid");
         if (!pv->guid_text || !pm_parse_guid(pv->guid_text, &pv->guid))
                 pv->guid = (GUID) { 0 };
-        pv->symbol = get_prop(p, n, "symbol");
-        pv->name = get_prop(p, n, "providerName");
+        pv->symbol = pm_get_prop(p, n, "symbol");
+        pv->name = pm_get_prop(p, n, "providerName");
         if (!pv->name)
-                pv->name = dup_or_oom(p, "Counters");
-        pv->application_identity = get_prop(p, n, "applicationIdentity");
-        s = get_prop(p, n, "callback");
+                pv->name = pm_dup_or_oom(p, "Counters");
+        pv->application_identity = pm_get_prop(p, n, "applicationIdentity");
+        s = pm_get_prop(p, n, "callback");
         pv->callback_custom = s && strcmp(s, "custom") == 0;
         free(s);
-        s = get_prop(p, n, "providerType");
+        s = pm_get_prop(p, n, "providerType");
         pv->kernel_mode = s && strcmp(s, "kernelMode") == 0;
         free(s);
-        pv->resource_base = get_u32(p, n, "resourceBase");
+        pv->resource_base = pm_get_u32(p, n, "resourceBase");
         if (total == 0)
                 return 0;
         pv->countersets = calloc(total, sizeof(*pv->countersets));
@@ -295,10 +297,10 @@ static int build_provider(struct parser *p, xmlNode *n, struct pm_provider *pv)
 
 static int build_manifest(struct parser *p, struct pm_manifest *m)
 {
-        size_t total = count_ours(p, p->counters, "provider");
+        size_t total = pm_count_ours(p, p->counters, "provider");
 
-        m->counters_loc = node_loc(p, p->counters);
-        m->schema_version = get_prop(p, p->counters, "schemaVersion");
+        m->counters_loc = pm_node_loc(p, p->counters);
+        m->schema_version = pm_get_prop(p, p->counters, "schemaVersion");
         if (total > 0) {
                 m->providers = calloc(total, sizeof(*m->providers));
                 if (!m->providers)
@@ -383,26 +385,26 @@ static int parse_document(struct parser *p, const void *data, size_t size, struc
         int r;
 
         /* Nothing of libxml2's may reach stderr: every report becomes a diagnostic. */
-        xmlSetStructuredErrorFunc(p, on_xml_error);
-        r = source_text(p, data, size, &converted);
+        xmlSetStructuredErrorFunc(p, pm_on_xml_error);
+        r = pm_source_text(p, data, size, &converted);
         if (r == 0)
-                r = index_lines(&p->src);
+                r = pm_index_lines(&p->src);
         if (r == 0)
                 r = parse_xml(p, converted != NULL);
         if (r == 0)
                 r = refuse_dtd(p);
         if (r == 0)
-                r = index_source(p);
+                r = pm_index_source(p);
         if (r == 0)
                 r = find_counters(p);
-        xmlSetStructuredErrorFunc(p, ignore_xml_error);
+        xmlSetStructuredErrorFunc(p, pm_ignore_xml_error);
         if (r == 0)
-                r = validate_schema(p);
+                r = pm_validate_schema(p);
         if (r == 0)
                 r = build_manifest(p, m);
         xmlSetStructuredErrorFunc(saved_ctx, saved);
         xmlFreeDoc(p->doc);
-        source_done(&p->src);
+        pm_source_done(&p->src);
         free(converted);
         return r;
 }

@@ -36,7 +36,7 @@ static xmlSchema *counter_schema(void)
         if (!schema) {
                 pc = xmlSchemaNewMemParserCtxt(pm_schema_xsd, (int) strlen(pm_schema_xsd));
                 if (pc) {
-                        xmlSchemaSetParserStructuredErrors(pc, ignore_xml_error, NULL);
+                        xmlSchemaSetParserStructuredErrors(pc, pm_ignore_xml_error, NULL);
                         schema = xmlSchemaParse(pc);
                         xmlSchemaFreeParserCtxt(pc);
                 }
@@ -84,9 +84,9 @@ static bool is_consequence(struct parser *p, const xmlNode *n, const char *attr,
 static void report_schema_error(struct parser *p, const xmlNode *orig, const char *attr,
                                 const char *msg)
 {
-        struct pm_loc loc = orig ? (attr ? attr_loc(p, orig, attr) : node_loc(p, orig)) :
-                                   node_loc(p, p->counters);
-        char *label = orig ? describe(p, orig) : NULL;
+        struct pm_loc loc = orig ? (attr ? pm_attr_loc(p, orig, attr) : pm_node_loc(p, orig)) :
+                                   pm_node_loc(p, p->counters);
+        char *label = orig ? pm_describe(p, orig) : NULL;
         const char *rest = msg;
 
         if (strncmp(msg, "Element '", 9) == 0 && strchr(msg + 9, '\'')) {
@@ -119,12 +119,12 @@ static void on_schema_error(void *userdata, xml_error_t e)
         n = n && n->type == XML_ELEMENT_NODE ? n->_private : NULL;
         if (is_consequence(p, n, attr, e->message))
                 return;
-        msg = tidy_message(e->message);
+        msg = pm_tidy_message(e->message);
         if (!msg) {
                 p->oom = true;
                 return;
         }
-        elide_values(msg);
+        pm_elide_values(msg);
         report_schema_error(p, n, attr, msg);
         free(msg);
 }
@@ -157,8 +157,8 @@ static void prepare_copy(struct parser *p, xmlNode *n, xmlNs *ns)
                 if (!n->ns || (p->counters_href && xmlStrEqual(n->ns->href, p->counters_href)))
                         n->ns = ns;
                 for (size_t i = 0; i < N_ELEMENTS(texts) &&
-                     (has_name(n, "counter") || has_name(n, "counterSet")); i++) {
-                        xmlChar *v = resolved_prop(p, n, texts[i]);
+                     (pm_has_name(n, "counter") || pm_has_name(n, "counterSet")); i++) {
+                        xmlChar *v = pm_resolved_prop(p, n, texts[i]);
                         /* Only $(string.X) references change; most names do not. */
                         xmlChar *was = v ? xmlGetNoNsProp(n, (const xmlChar *) texts[i]) : NULL;
                         if (v && !xmlStrEqual(v, was) && !xmlSetProp(n, (const xmlChar *) texts[i], v))
@@ -181,14 +181,14 @@ static xmlNs *counters_ns(xmlNode *root)
         return ns;
 }
 
-int validate_schema(struct parser *p)
+int pm_validate_schema(struct parser *p)
 {
         xmlSchema *s = counter_schema();
         xmlSchemaValidCtxt *v = NULL;
         xmlDoc *doc = NULL;
         xmlNode *copy;
         xmlNs *ns;
-        struct pm_loc loc = node_loc(p, p->counters);
+        struct pm_loc loc = pm_node_loc(p, p->counters);
         int r = -ENOMEM;
 
         if (!s) {

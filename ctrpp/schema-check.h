@@ -6,6 +6,6 @@
 struct parser;
 
 /* What the schema finds goes to p->d: 0 then, -ENOMEM when it could not run. */
-int validate_schema(struct parser *p);
+int pm_validate_schema(struct parser *p);
 
 #endif

@@ -47,7 +47,7 @@ static size_t skip_quoted(const struct source *s, size_t i)
         return q ? (size_t) (q - s->text) + 1 : s->size;
 }
 
-bool is_space(char c)
+bool pm_is_space(char c)
 {
         return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
@@ -80,7 +80,7 @@ static int push_tag(struct source *s, size_t start, size_t end)
                 s->tags = t;
                 s->cap_tags = cap;
         }
-        while (start + 1 + n < end && !is_space(s->text[start + 1 + n]) &&
+        while (start + 1 + n < end && !pm_is_space(s->text[start + 1 + n]) &&
                s->text[start + 1 + n] != '/' && s->text[start + 1 + n] != '>')
                 n++;
         s->tags[s->n_tags++] = (struct tag) { .start = start, .end = end, .name_len = n };
@@ -115,7 +115,7 @@ static int index_tags(struct source *s)
         return 0;
 }
 
-int index_lines(struct source *s)
+int pm_index_lines(struct source *s)
 {
         size_t n = 1;
 
@@ -162,13 +162,13 @@ static bool match_tags(struct source *s, xmlNode *n, size_t *k)
         return true;
 }
 
-void source_done(struct source *s)
+void pm_source_done(struct source *s)
 {
         free(s->line_starts);
         free(s->tags);
 }
 
-int index_source(struct parser *p)
+int pm_index_source(struct parser *p)
 {
         size_t k = 0;
 
@@ -179,7 +179,7 @@ int index_source(struct parser *p)
         return 0;
 }
 
-struct pm_loc loc_at(const struct parser *p, size_t off)
+struct pm_loc pm_loc_at(const struct parser *p, size_t off)
 {
         const struct source *s = &p->src;
         size_t lo = 0, hi = s->n_lines;
@@ -198,12 +198,12 @@ struct pm_loc loc_at(const struct parser *p, size_t off)
         return (struct pm_loc) { .file = p->file, .line = (unsigned) lo + 1, .col = col };
 }
 
-struct pm_loc node_loc(const struct parser *p, const xmlNode *n)
+struct pm_loc pm_node_loc(const struct parser *p, const xmlNode *n)
 {
         long line;
 
         if (p->src.tags_ok && n->_private)
-                return loc_at(p, ((const struct tag *) n->_private)->start);
+                return pm_loc_at(p, ((const struct tag *) n->_private)->start);
         line = xmlGetLineNo(n);
         return (struct pm_loc) { .file = p->file, .line = line > 0 ? (unsigned) line : 0 };
 }
@@ -216,10 +216,10 @@ static size_t find_attribute(const struct source *s, const struct tag *t, const 
         for (size_t i = t->start + 1 + t->name_len; i < t->end;) {
                 size_t a;
 
-                while (i < t->end && is_space(s->text[i]))
+                while (i < t->end && pm_is_space(s->text[i]))
                         i++;
                 a = i;
-                while (i < t->end && !is_space(s->text[i]) && !strchr("=/>", s->text[i]))
+                while (i < t->end && !pm_is_space(s->text[i]) && !strchr("=/>", s->text[i]))
                         i++;
                 if (i == a)
                         return 0;
@@ -233,17 +233,17 @@ static size_t find_attribute(const struct source *s, const struct tag *t, const 
         return 0;
 }
 
-struct pm_loc attr_loc(const struct parser *p, const xmlNode *n, const char *name)
+struct pm_loc pm_attr_loc(const struct parser *p, const xmlNode *n, const char *name)
 {
         size_t off = 0;
 
         if (p->src.tags_ok && n->_private)
                 off = find_attribute(&p->src, n->_private, name);
-        return off ? loc_at(p, off) : node_loc(p, n);
+        return off ? pm_loc_at(p, off) : pm_node_loc(p, n);
 }
 
 /* Column of the last "<name" on line, 0 when there is none. */
-unsigned tag_column(const struct parser *p, unsigned line, const char *name)
+unsigned pm_tag_column(const struct parser *p, unsigned line, const char *name)
 {
         const struct source *s = &p->src;
         size_t start, end, len = name ? strlen(name) : 0, found = SIZE_MAX;
@@ -254,10 +254,10 @@ unsigned tag_column(const struct parser *p, unsigned line, const char *name)
         end = line < s->n_lines ? s->line_starts[line] : s->size;
         for (size_t i = start; i + 1 + len <= end; i++)
                 if (s->text[i] == '<' && memcmp(s->text + i + 1, name, len) == 0 &&
-                    (i + 1 + len == end || is_space(s->text[i + 1 + len]) ||
+                    (i + 1 + len == end || pm_is_space(s->text[i + 1 + len]) ||
                      strchr("/>", s->text[i + 1 + len])))
                         found = i;
-        return found == SIZE_MAX ? 0 : loc_at(p, found).col;
+        return found == SIZE_MAX ? 0 : pm_loc_at(p, found).col;
 }
 
 /* ---- reading ---- */
@@ -331,7 +331,7 @@ fail:
  * The document's text as UTF-8 without a BOM: *ret_owned is set when it had
  * to be converted (and must be freed).
  */
-int source_text(struct parser *p, const void *data, size_t size, char **ret_owned)
+int pm_source_text(struct parser *p, const void *data, size_t size, char **ret_owned)
 {
         const unsigned char *b = data;
         bool be;

@@ -33,19 +33,19 @@ struct source {
         bool tags_ok;
 };
 
-bool is_space(char c);
+bool pm_is_space(char c);
 
 /* Sets p->src.text and p->src.size. */
-int source_text(struct parser *p, const void *data, size_t size, char **ret_owned);
-int index_lines(struct source *s);
+int pm_source_text(struct parser *p, const void *data, size_t size, char **ret_owned);
+int pm_index_lines(struct source *s);
 /* Indexes the start tags and matches them with p->doc's elements. */
-int index_source(struct parser *p);
-void source_done(struct source *s);
+int pm_index_source(struct parser *p);
+void pm_source_done(struct source *s);
 
-struct pm_loc loc_at(const struct parser *p, size_t off);
-struct pm_loc node_loc(const struct parser *p, const xmlNode *n);
+struct pm_loc pm_loc_at(const struct parser *p, size_t off);
+struct pm_loc pm_node_loc(const struct parser *p, const xmlNode *n);
 /* At the attribute's name; at its element when the tags are not known. */
-struct pm_loc attr_loc(const struct parser *p, const xmlNode *n, const char *name);
-unsigned tag_column(const struct parser *p, unsigned line, const char *name);
+struct pm_loc pm_attr_loc(const struct parser *p, const xmlNode *n, const char *name);
+unsigned pm_tag_column(const struct parser *p, unsigned line, const char *name);
 
 #endif

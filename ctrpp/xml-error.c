@@ -42,7 +42,7 @@ static const char *copy_quoted(const char *s, char **w)
  * the source, which the location already points at), without namespace
  * names and "[facet 'x'] ".
  */
-char *tidy_message(const char *msg)
+char *pm_tidy_message(const char *msg)
 {
         char *r = strdup(msg ? msg : "unknown error"), *w = r;
 
@@ -58,14 +58,14 @@ char *tidy_message(const char *msg)
                 else
                         *w++ = *s++;
         }
-        while (w > r && is_space(w[-1]))
+        while (w > r && pm_is_space(w[-1]))
                 w--;
         *w = 0;
         return r;
 }
 
 /* The schema quotes whole values: long ones are shortened, in place. */
-void elide_values(char *msg)
+void pm_elide_values(char *msg)
 {
         char *w = msg;
 
@@ -85,17 +85,17 @@ static struct pm_loc xml_error_loc(const struct parser *p, xml_error_t e)
         /* Found where the tag should have ended; its start is more use. */
         if (e->code == XML_ERR_GT_REQUIRED && e->int1 > 0) {
                 loc.line = (unsigned) e->int1;
-                loc.col = tag_column(p, loc.line, e->str1);
+                loc.col = pm_tag_column(p, loc.line, e->str1);
         }
         return loc;
 }
 
 /* Everything libxml2 reports while it reads the document comes here. */
-void on_xml_error(void *userdata, xml_error_t e)
+void pm_on_xml_error(void *userdata, xml_error_t e)
 {
         struct parser *p = userdata;
         struct pm_loc loc = xml_error_loc(p, e);
-        char *msg = tidy_message(e->message);
+        char *msg = pm_tidy_message(e->message);
 
         if (e->level != XML_ERR_WARNING)
                 p->xml_errors = true;
@@ -104,7 +104,7 @@ void on_xml_error(void *userdata, xml_error_t e)
         free(msg);
 }
 
-void ignore_xml_error(void *userdata, xml_error_t e)
+void pm_ignore_xml_error(void *userdata, xml_error_t e)
 {
         (void) userdata;
         (void) e;

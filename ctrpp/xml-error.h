@@ -13,10 +13,10 @@ typedef xmlErrorPtr xml_error_t;
 #endif
 
 /* Owned by the caller; NULL when out of memory. */
-char *tidy_message(const char *msg);
-void elide_values(char *msg);
+char *pm_tidy_message(const char *msg);
+void pm_elide_values(char *msg);
 /* Structured error handlers; userdata is the struct parser. */
-void on_xml_error(void *userdata, xml_error_t e);
-void ignore_xml_error(void *userdata, xml_error_t e);
+void pm_on_xml_error(void *userdata, xml_error_t e);
+void pm_ignore_xml_error(void *userdata, xml_error_t e);
 
 #endif

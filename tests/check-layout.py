@@ -56,7 +56,7 @@ for sub in ("plugin", "consumer", "usermode", "kernelmode"):
 
 # Folders whose files must not call each other round a loop.
 ACYCLIC = [
-    "sdk/librpc",
+    "sdk/librpc", "ctrpp",
     "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
     "server-glue/operations", "server-glue/daemon",
 ]
