@@ -219,7 +219,7 @@ static void atfork_register(void)
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-static void registry_add(struct pl_provider *p)
+static void pl_registry_add(struct pl_provider *p)
 {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -230,7 +230,7 @@ static void registry_add(struct pl_provider *p)
         pthread_mutex_unlock(&registry_lock);
 }
 
-static void registry_remove(struct pl_provider *p)
+static void pl_registry_remove(struct pl_provider *p)
 {
         pthread_mutex_lock(&registry_lock);
         for (struct pl_provider **pp = &registry; *pp; pp = &(*pp)->next)
@@ -320,7 +320,7 @@ ULONG PerfStartProviderEx(LPGUID ProviderGuid, PPERF_PROVIDER_CONTEXT ProviderCo
                 provider_free(p);
                 return err;
         }
-        registry_add(p);
+        pl_registry_add(p);
         *Provider = p;
         return ERROR_SUCCESS;
 }
@@ -341,7 +341,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
         if (!p || p->magic != PL_PROVIDER_MAGIC)
                 return ERROR_INVALID_PARAMETER;
         __atomic_or_fetch(&p->hdr->flags, PL_SEG_F_STOPPING, __ATOMIC_RELEASE);
-        registry_remove(p);
+        pl_registry_remove(p);
         pl_service_stop(p);
         provider_free(p);
         return ERROR_SUCCESS;

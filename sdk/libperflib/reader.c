@@ -187,7 +187,7 @@ static int header_validate(struct pl_reader *r)
 
 /* ---- lifetime ---- */
 
-static struct pl_reader *reader_new(void)
+static struct pl_reader *pl_reader_new(void)
 {
         struct pl_reader *r = calloc(1, sizeof(*r));
 
@@ -233,7 +233,7 @@ static int fd_segment_size(int fd, const struct stat *st, uint64_t *ret)
         return 0;
 }
 
-static int reader_map_fd(struct pl_reader *r, int fd)
+static int pl_reader_map_fd(struct pl_reader *r, int fd)
 {
         struct stat st;
         uint64_t size = 0;
@@ -268,10 +268,10 @@ int pl_reader_open_fd(int fd, struct pl_reader **ret)
 
         if (fd < 0 || !ret)
                 return -EINVAL;
-        r = reader_new();
+        r = pl_reader_new();
         if (!r)
                 return -ENOMEM;
-        k = reader_map_fd(r, fd);
+        k = pl_reader_map_fd(r, fd);
         if (k < 0) {
                 pl_reader_close(r);
                 return k;
@@ -317,7 +317,7 @@ int pl_reader_open_memory(const void *data, size_t size, struct pl_reader **ret)
                 return -EINVAL;
         if (size < sizeof(struct pl_seg_header))
                 return -EBADMSG;
-        r = reader_new();
+        r = pl_reader_new();
         if (!r)
                 return -ENOMEM;
         k = reader_copy_memory(r, data, size);
@@ -437,7 +437,7 @@ static int reader_connect(struct pl_reader *r, const char *socket_path)
                 return ret;
         ret = check_sealed(fd);
         if (ret == 0)
-                ret = reader_map_fd(r, fd);
+                ret = pl_reader_map_fd(r, fd);
         /* The mapping keeps the segment; the descriptor is not needed. */
         close(fd);
         if (ret == 0 && size != r->segment_size)
@@ -452,7 +452,7 @@ int pl_reader_open(const char *socket_path, struct pl_reader **ret)
 
         if (!socket_path || !ret)
                 return -EINVAL;
-        r = reader_new();
+        r = pl_reader_new();
         if (!r)
                 return -ENOMEM;
         k = reader_connect(r, socket_path);
@@ -544,7 +544,7 @@ int pl_reader_notify(struct pl_reader *r, uint32_t request_code,
 }
 
 /* Refreshes by-reference counters; false when that could not be done in time. */
-static bool collect(struct pl_reader *r)
+static bool pl_reader_collect(struct pl_reader *r)
 {
         struct pl_svc_msg m;
         uint32_t status;
@@ -687,7 +687,7 @@ static int cache_grow(struct pl_reader *r, uint32_t index)
 }
 
 /* The counterset at index, which the caller has checked is below the published count. */
-static int cset_get(struct pl_reader *r, uint32_t index, const struct pl_counterset **ret)
+static int pl_reader_cset_get(struct pl_reader *r, uint32_t index, const struct pl_counterset **ret)
 {
         int k;
 
@@ -718,7 +718,7 @@ int pl_reader_counterset(struct pl_reader *r, uint32_t index, const struct pl_co
                 return k;
         if (index >= n)
                 return -ENOENT;
-        return cset_get(r, index, ret);
+        return pl_reader_cset_get(r, index, ret);
 }
 
 int pl_reader_find_counterset(struct pl_reader *r, const GUID *guid,
@@ -735,7 +735,8 @@ int pl_reader_find_counterset(struct pl_reader *r, const GUID *guid,
                 return k;
         for (uint32_t i = 0; i < n; i++) {
                 /* A broken counterset cannot be the one asked for; look on. */
-                if (cset_get(r, i, &c) == 0 && memcmp(&c->guid, guid, sizeof(GUID)) == 0) {
+                if (pl_reader_cset_get(r, i, &c) == 0 &&
+                    memcmp(&c->guid, guid, sizeof(GUID)) == 0) {
                         *ret = c;
                         return 0;
                 }
@@ -1037,7 +1038,7 @@ static int snap_slot(struct snap_state *st, const uint64_t *dir, uint32_t slot)
                 /* Slot after slot holds the same counterset: looked up once. */
                 c = st->last_c;
         } else {
-                k = cset_get(st->r, ci, &c);
+                k = pl_reader_cset_get(st->r, ci, &c);
                 if (k < 0)
                         return k == -ENOMEM ? k : 0;
                 k = vals_reserve(st, c->num_counters);
@@ -1077,7 +1078,7 @@ static bool wants_refs(struct pl_reader *r, uint32_t want, uint32_t n_csets)
 
         for (uint32_t i = 0; i < n_csets; i++)
                 if ((want == PL_ALL_COUNTERSETS || want == i) &&
-                    cset_get(r, i, &c) == 0 && c->num_refs > 0)
+                    pl_reader_cset_get(r, i, &c) == 0 && c->num_refs > 0)
                         return true;
         return false;
 }
@@ -1093,7 +1094,7 @@ static int snap_prepare(struct snap_state *st, uint32_t cset_index)
         if (cset_index != PL_ALL_COUNTERSETS) {
                 if (cset_index >= st->n_csets)
                         return -ENOENT;
-                k = cset_get(st->r, cset_index, &c);
+                k = pl_reader_cset_get(st->r, cset_index, &c);
                 if (k < 0)
                         return k;
         }
@@ -1114,7 +1115,7 @@ int pl_reader_snapshot(struct pl_reader *r, uint32_t cset_index, unsigned flags,
         if (k < 0)
                 return k;
         if ((flags & PL_SNAPSHOT_COLLECT) && wants_refs(r, cset_index, st.n_csets))
-                st.s->refs_stale = !collect(r);
+                st.s->refs_stale = !pl_reader_collect(r);
         st.s->generation = __atomic_load_n(&hdr(r)->generation, __ATOMIC_ACQUIRE);
         k = snap_scan(&st);
         if (k == 0) {
@@ -1307,13 +1308,13 @@ int pl_reader_values(struct pl_reader *r, uint32_t cset_index, unsigned flags,
                 return k;
         if (cset_index >= n_csets)
                 return -ENOENT;
-        k = cset_get(r, cset_index, &c);
+        k = pl_reader_cset_get(r, cset_index, &c);
         if (k < 0)
                 return k;
         v->num_values = c->num_counters;
         v->stride = sizeof(struct pl_value_rec) + (size_t) c->num_counters * sizeof(uint64_t);
         if ((flags & PL_SNAPSHOT_COLLECT) && c->num_refs > 0)
-                v->refs_stale = !collect(r);
+                v->refs_stale = !pl_reader_collect(r);
         v->generation = __atomic_load_n(&hdr(r)->generation, __ATOMIC_ACQUIRE);
         k = values_scan(r, c, v);
         if (k < 0)
@@ -1354,7 +1355,7 @@ int pl_reader_instance_name(struct pl_reader *r, const struct pl_instance *in,
 
         if (!r || !in || !buf || !ret_len)
                 return -EINVAL;
-        k = cset_get(r, in->cset_index, &c);
+        k = pl_reader_cset_get(r, in->cset_index, &c);
         if (k < 0)
                 return k;
         /* The values are read again and dropped: one read path, one set of checks. */
