@@ -18,18 +18,6 @@
 #define DEFAULT_SEGMENT_SIZE (UINT64_C(256) << 20)
 #define MIN_SEGMENT_SIZE (UINT64_C(1) << 20)
 
-static __thread DWORD last_error;
-
-DWORD GetLastError(void)
-{
-        return last_error;
-}
-
-void SetLastError(DWORD err)
-{
-        last_error = err;
-}
-
 /* Every provider of this process, for in-process readers. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pl_provider *registry;
