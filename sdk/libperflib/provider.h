@@ -113,6 +113,10 @@ static inline struct pl_seg_instance *pl_instance_block(struct pl_provider *p,
 /* Copies every referenced value into its slot; takes p->lock. */
 void pl_provider_collect(struct pl_provider *p);
 
+/* registry.c: every provider of this process, for in-process readers and fork. */
+void pl_registry_add(struct pl_provider *p);
+void pl_registry_remove(struct pl_provider *p);
+
 /* service.c */
 int pl_service_start(struct pl_provider *p, const char *runtime_dir);
 void pl_service_stop(struct pl_provider *p);
