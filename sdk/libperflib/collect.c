@@ -4,7 +4,9 @@
  * (PerfSetCounterRefValue) into their slots in the segment, for the collect
  * service and for readers in the same process.
  */
-#include "provider.h"
+#include "collect.h"
+#include "cset.h"
+#include "state.h"
 
 void pl_provider_collect(struct pl_provider *p)
 {

@@ -12,8 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "provider.h"
-#include "reader.h"
+#include "align.h"
+#include "cset.h"
+#include "registry.h"
+#include "runtime.h"
+#include "service.h"
+#include "state.h"
 
 #define DEFAULT_SEGMENT_SIZE (UINT64_C(256) << 20)
 #define MIN_SEGMENT_SIZE (UINT64_C(1) << 20)

@@ -23,8 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "align.h"
+#include "desc-parse.h"
 #include "reader.h"
+#include "registry.h"
+#include "svc.h"
 
 _Static_assert(sizeof(wchar_t) == 4, "instance names are UTF-32");
 

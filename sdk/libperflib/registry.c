@@ -6,7 +6,10 @@
  */
 #include <errno.h>
 
-#include "provider.h"
+#include "collect.h"
+#include "registry.h"
+#include "service.h"
+#include "state.h"
 
 /* Every provider of this process, for in-process readers. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;

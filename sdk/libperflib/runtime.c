@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader.h"
+#include "runtime.h"
 
 static int ensure_dir(const char *path)
 {

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provider.h"
+#include "align.h"
+#include "state.h"
 
 void *pl_alloc(struct pl_provider *p, size_t n)
 {

@@ -8,7 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "svc.h"
 
 void pl_svc_init(struct pl_svc_msg *m, enum pl_svc_op op, uint64_t seq)
 {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "utf.h"
 
 /*
  * Decodes one strictly valid UTF-8 sequence of at most n (>= 1) bytes;
