@@ -14,7 +14,7 @@
 
 #include "align.h"
 #include "cset.h"
-#include "registry.h"
+#include "proclist.h"
 #include "runtime.h"
 #include "service.h"
 #include "state.h"
@@ -214,7 +214,7 @@ ULONG PerfStartProviderEx(LPGUID ProviderGuid, PPERF_PROVIDER_CONTEXT ProviderCo
                 provider_free(p);
                 return err;
         }
-        pl_registry_add(p);
+        pl_proclist_add(p);
         *Provider = p;
         return ERROR_SUCCESS;
 }
@@ -235,7 +235,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
         if (!p || p->magic != PL_PROVIDER_MAGIC)
                 return ERROR_INVALID_PARAMETER;
         __atomic_or_fetch(&p->hdr->flags, PL_SEG_F_STOPPING, __ATOMIC_RELEASE);
-        pl_registry_remove(p);
+        pl_proclist_remove(p);
         pl_service_stop(p);
         provider_free(p);
         return ERROR_SUCCESS;

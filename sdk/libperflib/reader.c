@@ -25,8 +25,8 @@
 
 #include "align.h"
 #include "desc-parse.h"
+#include "proclist.h"
 #include "reader.h"
-#include "registry.h"
 #include "svc.h"
 
 _Static_assert(sizeof(wchar_t) == 4, "instance names are UTF-32");

@@ -7,7 +7,7 @@
 #include <errno.h>
 
 #include "collect.h"
-#include "registry.h"
+#include "proclist.h"
 #include "service.h"
 #include "state.h"
 
@@ -50,7 +50,7 @@ static void atfork_register(void)
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-void pl_registry_add(struct pl_provider *p)
+void pl_proclist_add(struct pl_provider *p)
 {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -61,7 +61,7 @@ void pl_registry_add(struct pl_provider *p)
         pthread_mutex_unlock(&registry_lock);
 }
 
-void pl_registry_remove(struct pl_provider *p)
+void pl_proclist_remove(struct pl_provider *p)
 {
         pthread_mutex_lock(&registry_lock);
         for (struct pl_provider **pp = &registry; *pp; pp = &(*pp)->next)
