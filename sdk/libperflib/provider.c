@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Provider lifetime, its segment, and counterset registration.
+ * A provider's lifetime (PerfStartProvider[Ex], PerfStopProvider) and its
+ * segment: a sealed memfd, laid out once at start.
  */
 #include <errno.h>
 #include <fcntl.h>

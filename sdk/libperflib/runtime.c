@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The runtime directory, where providers put their collect-service sockets
+ * and readers look for them: chosen from the environment, created when
+ * missing.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

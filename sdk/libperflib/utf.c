@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Strict UTF-8: decoding instance names (PerfCreateInstanceUtf8) and
+ * checking the strings of self-descriptions, on both sides.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
