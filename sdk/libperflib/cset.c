@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "provider.h"
+#include "align.h"
+#include "cset.h"
+#include "state.h"
 
 #define MAX_TEXT_SIZE 65536u
 #define KNOWN_ATTRIBS UINT64_C(0x1F)

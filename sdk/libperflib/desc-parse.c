@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "desc-parse.h"
+#include "perflib.h"
+#include "segment.h"
+#include "utf.h"
 
 /* The tree, its arrays and the string table in one allocation. */
 struct desc_tree {

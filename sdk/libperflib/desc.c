@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "provider.h"
+#include "align.h"
+#include "state.h"
+#include "utf.h"
 
 _Static_assert(sizeof(struct ctrpp_guid) == sizeof(GUID), "ctrpp_guid is a GUID");
 

@@ -8,7 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provider.h"
+#include "align.h"
+#include "cset.h"
+#include "instance.h"
+#include "state.h"
+#include "utf.h"
+
+/* The freed blocks of one size, in a list threaded through them. */
+struct pl_free_class {
+        uint32_t block_size;
+        uint64_t head;                  /* offset of the first free block, 0 = none */
+};
 
 struct inst_key {
         uint32_t cset_index;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Provider lifetime, its segment, and counterset registration.
+ * A provider's lifetime (PerfStartProvider[Ex], PerfStopProvider) and its
+ * segment: a sealed memfd, laid out once at start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,52 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "provider.h"
-#include "reader.h"
+#include "align.h"
+#include "cset.h"
+#include "proclist.h"
+#include "runtime.h"
+#include "service.h"
+#include "state.h"
 
 #define DEFAULT_SEGMENT_SIZE (UINT64_C(256) << 20)
 #define MIN_SEGMENT_SIZE (UINT64_C(1) << 20)
-
-static __thread DWORD last_error;
-
-DWORD GetLastError(void)
-{
-        return last_error;
-}
-
-void SetLastError(DWORD err)
-{
-        last_error = err;
-}
-
-/* Every provider of this process, for in-process readers. */
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pl_provider *registry;
-
-void *pl_alloc(struct pl_provider *p, size_t n)
-{
-        if (n == 0)
-                n = 1;
-        return p->mem_alloc ? p->mem_alloc(n, p->mem_ctx) : malloc(n);
-}
-
-void *pl_alloc0(struct pl_provider *p, size_t n)
-{
-        void *m = pl_alloc(p, n);
-        if (m)
-                memset(m, 0, n);
-        return m;
-}
-
-void pl_free(struct pl_provider *p, void *ptr)
-{
-        if (!ptr)
-                return;
-        if (p->mem_free)
-                p->mem_free(ptr, p->mem_ctx);
-        else
-                free(ptr);
-}
 
 /* Parses $PERFLIB_SEGMENT_SIZE ("64M", "1G", bytes); the default when unset or bad. */
 static uint64_t segment_size_from_env(void)
@@ -172,75 +136,6 @@ static void provider_free(struct pl_provider *p)
         pl_free(p, p);
 }
 
-uint64_t pl_heap_take(struct pl_provider *p, uint64_t n)
-{
-        uint64_t off = p->heap_top;
-
-        n = pl_align_up(n, PL_SEG_ALIGN);
-        if (n > p->heap_hi - off)
-                return 0;
-        p->heap_top += n;
-        __atomic_store_n(&p->hdr->heap_top, p->heap_top - p->heap_lo, __ATOMIC_RELEASE);
-        return off;
-}
-
-/*
- * fork(): the child inherits the service's descriptors, and an inherited
- * reader connection would keep the provider looking alive after the parent
- * dies.  So the child closes them all and has no service; the parent goes on
- * as before.  Every lock is held across the fork so the child's copy of the
- * state is consistent.
- */
-static void atfork_prepare(void)
-{
-        pthread_mutex_lock(&registry_lock);
-        for (struct pl_provider *p = registry; p; p = p->next)
-                pthread_mutex_lock(&p->lock);
-}
-
-static void atfork_parent(void)
-{
-        for (struct pl_provider *p = registry; p; p = p->next)
-                pthread_mutex_unlock(&p->lock);
-        pthread_mutex_unlock(&registry_lock);
-}
-
-static void atfork_child(void)
-{
-        for (struct pl_provider *p = registry; p; p = p->next) {
-                pl_service_forget(p);
-                pthread_mutex_unlock(&p->lock);
-        }
-        pthread_mutex_unlock(&registry_lock);
-}
-
-static void atfork_register(void)
-{
-        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
-
-static void registry_add(struct pl_provider *p)
-{
-        static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-        pthread_once(&once, atfork_register);
-        pthread_mutex_lock(&registry_lock);
-        p->next = registry;
-        registry = p;
-        pthread_mutex_unlock(&registry_lock);
-}
-
-static void registry_remove(struct pl_provider *p)
-{
-        pthread_mutex_lock(&registry_lock);
-        for (struct pl_provider **pp = &registry; *pp; pp = &(*pp)->next)
-                if (*pp == p) {
-                        *pp = p->next;
-                        break;
-                }
-        pthread_mutex_unlock(&registry_lock);
-}
-
 static ULONG win32_from_errno(int r)
 {
         switch (r) {
@@ -320,7 +215,7 @@ ULONG PerfStartProviderEx(LPGUID ProviderGuid, PPERF_PROVIDER_CONTEXT ProviderCo
                 provider_free(p);
                 return err;
         }
-        registry_add(p);
+        pl_proclist_add(p);
         *Provider = p;
         return ERROR_SUCCESS;
 }
@@ -341,56 +236,8 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
         if (!p || p->magic != PL_PROVIDER_MAGIC)
                 return ERROR_INVALID_PARAMETER;
         __atomic_or_fetch(&p->hdr->flags, PL_SEG_F_STOPPING, __ATOMIC_RELEASE);
-        registry_remove(p);
+        pl_proclist_remove(p);
         pl_service_stop(p);
         provider_free(p);
         return ERROR_SUCCESS;
-}
-
-void pl_provider_collect(struct pl_provider *p)
-{
-        pthread_mutex_lock(&p->lock);
-        uint32_t high = __atomic_load_n(&p->hdr->dir_high, __ATOMIC_RELAXED);
-        for (uint32_t slot = 0; slot < high && slot < p->cap_refs; slot++) {
-                void **addrs = p->refs[slot];
-                uint64_t e = p->dir[slot];
-                if (!addrs || e == 0)
-                        continue;
-                struct pl_cset *c = p->csets[e >> PL_DIR_CSET_SHIFT];
-                uint8_t *inst = p->base + (e & PL_DIR_OFFSET_MASK) + sizeof(struct pl_seg_instance);
-                for (uint32_t k = 0; k < c->num_refs; k++) {
-                        const struct pl_counter *ctr = &c->counters[c->ref_counters[k]];
-                        if (!addrs[k])
-                                continue;
-                        /* The provider's own threads write these variables as they please:
-                         * one untorn load of its width, as the update path does. */
-                        if (ctr->size == 8)
-                                __atomic_store_n((uint64_t *) (inst + ctr->offset),
-                                                 __atomic_load_n((uint64_t *) addrs[k],
-                                                                 __ATOMIC_RELAXED),
-                                                 __ATOMIC_RELAXED);
-                        else if (ctr->size == 4)
-                                __atomic_store_n((uint32_t *) (inst + ctr->offset),
-                                                 __atomic_load_n((uint32_t *) addrs[k],
-                                                                 __ATOMIC_RELAXED),
-                                                 __ATOMIC_RELAXED);
-                }
-        }
-        pthread_mutex_unlock(&p->lock);
-}
-
-int pl_provider_collect_local(uint64_t dev, uint64_t ino)
-{
-        int r = -ESRCH;
-
-        /* Held throughout so that the provider cannot be stopped under us. */
-        pthread_mutex_lock(&registry_lock);
-        for (struct pl_provider *p = registry; p; p = p->next)
-                if (p->dev == dev && p->ino == ino) {
-                        pl_provider_collect(p);
-                        r = 0;
-                        break;
-                }
-        pthread_mutex_unlock(&registry_lock);
-        return r;
 }

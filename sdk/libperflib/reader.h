@@ -21,15 +21,8 @@
 #include "perflib.h"
 #include "segment.h"
 
-#define PL_PRIVATE __attribute__((visibility("default")))
-
-/*
- * The runtime directory: $PERFLIB_RUNTIME_DIR, else /run/perflib when it
- * exists and is writable or /run is writable, else $XDG_RUNTIME_DIR/perflib,
- * else /tmp/perflib-$UID.  Created (mode 0755) when missing.  *ret is a
- * newly allocated string owned by the caller.
- */
-PL_PRIVATE int pl_runtime_dir(char **ret);
+/* PL_PRIVATE and pl_runtime_dir, which the provider runtime uses too. */
+#include "runtime.h"
 
 /*
  * A reader is not thread-safe: one thread at a time per struct pl_reader

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The runtime directory, where providers put their collect-service sockets
+ * and readers look for them: chosen from the environment, created when
+ * missing.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader.h"
+#include "runtime.h"
 
 static int ensure_dir(const char *path)
 {

@@ -19,7 +19,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "provider.h"
+#include "collect.h"
+#include "service.h"
+#include "state.h"
+#include "svc.h"
 
 static unsigned provider_counter;
 

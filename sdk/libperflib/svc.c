@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The collect service's messages over SOCK_SEQPACKET, for both ends (the
+ * provider's service.c and the reader's reader-conn.c), and socket
+ * addresses for paths of any length.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -8,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "svc.h"
 
 void pl_svc_init(struct pl_svc_msg *m, enum pl_svc_op op, uint64_t seq)
 {

@@ -5,7 +5,9 @@
  * relaxed atomic operation on an aligned slot, so concurrent increments are
  * all counted and readers never see a torn value.
  */
-#include "provider.h"
+#include "cset.h"
+#include "instance.h"
+#include "state.h"
 
 static inline const struct pl_counter *find_counter(const struct pl_cset *c, uint32_t id)
 {

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Strict UTF-8: decoding instance names (PerfCreateInstanceUtf8) and
+ * checking the strings of self-descriptions, on both sides.
+ */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "utf.h"
 
 /*
  * Decodes one strictly valid UTF-8 sequence of at most n (>= 1) bytes;
