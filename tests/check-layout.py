@@ -6,7 +6,8 @@
     check-layout.py calls SRCDIR BUILDDIR
     check-layout.py readmes SRCDIR
 
-includes: every '#include "x"' in a folder of LAYERS resolves to the folder
+includes: no two headers of the tree share a name, and every
+'#include "x"' in a folder of LAYERS resolves to the folder
 itself or to a folder (or single file) it may include from; one that
 resolves only to another folder of the tree is reported.  Headers found
 nowhere in the tree (config.h, ctrpp's generated headers) are not ours to
@@ -56,12 +57,12 @@ for sub in ("plugin", "consumer", "usermode", "kernelmode"):
 
 # Folders whose files must not call each other round a loop.
 ACYCLIC = [
-    "sdk/librpc", "ctrpp",
+    "sdk/libperflib", "sdk/librpc", "ctrpp",
     "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
     "server-glue/operations", "server-glue/daemon",
 ]
 
-READMES = ["sdk", "sdk/librpc", "ctrpp",
+READMES = ["sdk", "sdk/libperflib", "sdk/librpc", "ctrpp",
            "server-glue", "server-glue/daemon", "server-glue/namespace",
            "server-glue/operations", "server-glue/registry",
            "server-glue/plugins", "providers", "samples", "tools", "tests",
@@ -100,6 +101,16 @@ def allowed(folder, found, name):
 
 def check_includes(srcdir):
     problems = []
+    # Folders reach each other's headers through -I, where two headers of
+    # one name would let the search order decide which one a file gets.
+    seen = set()
+    for folder in sorted(LAYERS):
+        for f in sources(srcdir, folder):
+            homes = where(srcdir, f)
+            if f.endswith(".h") and len(homes) > 1 and f not in seen:
+                seen.add(f)
+                problems.append("%s: one name, %d headers: in %s"
+                                % (f, len(homes), ", ".join(sorted(homes))))
     for folder in sorted(LAYERS):
         for f in sources(srcdir, folder):
             path = os.path.join(srcdir, folder, f)
