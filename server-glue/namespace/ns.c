@@ -21,65 +21,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "ns-live.h"
+#include "ns-prov.h"
 #include "pcq-utf.h"
 #include "reader.h"
-
-/*
- * An instance's name as snapshots hand it out, UTF-32 and UTF-16LE, kept
- * per directory slot while the slot holds the same instance: (block_off,
- * seq) names one instance over the provider's life, and its name never
- * changes, so an instance seen before costs no read, check or conversion
- * of its name.  Never changed once made: a snapshot points into it.
- */
-struct ns_name {
-        uint64_t block_off;
-        uint32_t seq;
-        uint32_t name_len;              /* characters, without the NUL */
-        uint32_t u16_size;              /* bytes of u16: units, NUL, zero padding to 8 */
-        uint8_t *u16;                   /* in the same allocation, 8-aligned */
-        uint64_t parked;                /* the provider's epoch when it was replaced */
-        struct ns_name *next;           /* on the parked list */
-        wchar_t name[];                 /* NUL-terminated */
-};
-
-/*
- * A snapshot naming instances of one provider, from the moment it starts
- * naming until it is freed: epoch is the provider's epoch, advanced by
- * every snapshot as it starts.  Readers are listed oldest first.
- */
-struct ns_reader {
-        uint64_t epoch;
-        struct ns_reader *prev, *next;
-};
-
-struct ns_prov {
-        char *path;                     /* its collect service socket */
-        pthread_mutex_t lock;           /* serialises the use of r (a reader is single-threaded) */
-        struct pl_reader *r;
-        int n_csets;                    /* counterset count at the last build */
-        bool has_desc;                  /* its self-description was seen */
-        bool callback;                  /* it has a ControlCallback */
-        uint64_t quiet_until;           /* CLOCK_MONOTONIC ns: it timed out; skip it until then */
-
-        /*
-         * Names by directory slot.  A replaced name may still be pointed at
-         * by a snapshot that started before it was replaced: it is parked,
-         * stamped with the epoch, and freed once every reader still live
-         * started after that epoch.  Both lists are in epoch order (oldest
-         * first), so each is trimmed from its head: the parked list holds
-         * only what was replaced since the oldest live snapshot began, however
-         * snapshots of several clients overlap.  name_lock guards all of
-         * it and is never held across a wait on the provider.
-         */
-        pthread_mutex_t name_lock;
-        struct ns_name **names;
-        uint32_t n_names;
-        uint64_t epoch;
-        struct ns_name *parked, **parked_tail;
-        size_t n_parked;
-        struct ns_reader *readers, *readers_tail;
-};
 
 /* One provider's copy of a counterset. */
 struct ns_src {
@@ -97,156 +41,6 @@ struct ns_entry {
         char guid_text[39];
         char (*id_text)[11];
 };
-
-struct ns {
-        char *runtime_dir;
-        const struct ctrpp_provider_desc *const *installed;
-        size_t n_installed;
-        struct ns_prov **provs;
-        size_t n_provs;
-        struct ns_entry *entries;
-        size_t n_entries;
-        bool rescan;                    /* scan the runtime directory at the next refresh */
-        struct timespec dir_mtime;      /* of the runtime directory at the last scan */
-        bool dirty;                     /* rebuild the counterset list at the next refresh */
-
-        /*
-         * Threads (ns_set_threaded): the caller holds lock around every use
-         * of the namespace; a wait on one provider (ns_snapshot, ns_notify)
-         * lets go of it and counts itself in waiters, and nothing that frees
-         * providers or entries runs while waiters is not 0.
-         */
-        bool threaded;
-        pthread_mutex_t lock;
-        pthread_cond_t idle;            /* waiters went back to 0 */
-        unsigned waiters;
-};
-
-/* ---- providers ---- */
-
-static void names_free(struct ns_name *n)
-{
-        while (n) {
-                struct ns_name *next = n->next;
-
-                free(n);
-                n = next;
-        }
-}
-
-static void prov_free(struct ns_prov *p)
-{
-        if (!p)
-                return;
-        pl_reader_close(p->r);
-        for (uint32_t i = 0; i < p->n_names; i++)
-                free(p->names[i]);
-        free(p->names);
-        names_free(p->parked);
-        pthread_mutex_destroy(&p->name_lock);
-        pthread_mutex_destroy(&p->lock);
-        free(p->path);
-        free(p);
-}
-
-/*
- * Around everything that may wait on a provider (up to the collect bound):
- * the namespace lock is let go meanwhile, so that queries of other
- * providers go on, and the provider's own lock keeps its reader to one
- * thread.  Entries and providers stay put: nothing frees them while
- * waiters is not 0.
- */
-static void io_begin(struct ns *ns, struct ns_prov *p)
-{
-        if (ns->threaded) {
-                ns->waiters++;
-                pthread_mutex_unlock(&ns->lock);
-        }
-        pthread_mutex_lock(&p->lock);
-}
-
-static void io_end(struct ns *ns, struct ns_prov *p)
-{
-        pthread_mutex_unlock(&p->lock);
-        if (ns->threaded) {
-                pthread_mutex_lock(&ns->lock);
-                if (--ns->waiters == 0)
-                        pthread_cond_broadcast(&ns->idle);
-        }
-}
-
-static struct ns_prov *prov_find(const struct ns *ns, const char *path)
-{
-        for (size_t i = 0; i < ns->n_provs; i++)
-                if (strcmp(ns->provs[i]->path, path) == 0)
-                        return ns->provs[i];
-        return NULL;
-}
-
-static int prov_add(const char *path, void *userdata)
-{
-        struct ns *ns = userdata;
-        struct ns_prov *p, **v;
-
-        if (prov_find(ns, path))
-                return 0;
-        p = calloc(1, sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        p->n_csets = -1;
-        p->parked_tail = &p->parked;
-        pthread_mutex_init(&p->lock, NULL);
-        pthread_mutex_init(&p->name_lock, NULL);
-        v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
-        if (v)
-                ns->provs = v;
-        p->path = strdup(path);
-        if (!p->path || !v) {
-                prov_free(p);
-                return -ENOMEM;
-        }
-        /* A provider that exits between the scan and here is simply not added. */
-        if (pl_reader_open(path, &p->r) < 0) {
-                prov_free(p);
-                return 0;
-        }
-        p->callback = pl_reader_has_callback(p->r) > 0;
-        ns->provs[ns->n_provs++] = p;
-        ns->dirty = true;
-        return 0;
-}
-
-/* Drops providers whose service connection hung up. */
-static void provs_reap(struct ns *ns)
-{
-        size_t j = 0;
-
-        for (size_t i = 0; i < ns->n_provs; i++) {
-                if (pl_reader_alive(ns->provs[i]->r) > 0) {
-                        ns->provs[j++] = ns->provs[i];
-                        continue;
-                }
-                prov_free(ns->provs[i]);
-                ns->dirty = true;
-        }
-        ns->n_provs = j;
-}
-
-/* Notices countersets and self-descriptions published since the last build. */
-static void provs_check(struct ns *ns)
-{
-        for (size_t i = 0; i < ns->n_provs; i++) {
-                struct ns_prov *p = ns->provs[i];
-                const struct ctrpp_provider_desc *d;
-
-                if (pl_reader_counterset_count(p->r) != p->n_csets)
-                        ns->dirty = true;
-                if (!p->has_desc && pl_reader_description(p->r, &d) == 0)
-                        ns->dirty = true;
-        }
-}
-
-/* ---- building the counterset list ---- */
 
 static bool guid_eq(const void *a, const void *b)
 {
@@ -600,8 +394,6 @@ fail:
         return ret;
 }
 
-/* ---- lifetime and refresh ---- */
-
 int ns_new(const char *runtime_dir, struct ns **ret)
 {
         struct ns *ns;
@@ -733,11 +525,6 @@ int ns_refresh(struct ns *ns)
         return ret;
 }
 
-size_t ns_providers(const struct ns *ns)
-{
-        return ns->n_provs;
-}
-
 size_t ns_parked_names(struct ns *ns)
 {
         size_t n = 0;
@@ -749,8 +536,6 @@ size_t ns_parked_names(struct ns *ns)
         }
         return n;
 }
-
-/* ---- ns.h ---- */
 
 size_t ns_count(const struct ns *ns)
 {
@@ -784,26 +569,6 @@ static const struct ns_entry *entry_of(const struct ns_counterset *cs)
 {
         return (const struct ns_entry *) ((const char *) cs - offsetof(struct ns_entry, pub));
 }
-
-static uint64_t mono_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-/*
- * A provider that did not answer within the collect bound (a callback, or
- * the dereferencing of its reference counters) is not asked again for a
- * second: perflibd serves every client from one thread, so a ValidateCounters
- * of many identifiers, or clients polling fast, must not wait the bound over
- * and over on one hung provider while everyone else waits too.  Meanwhile
- * its last values are served.
- */
-#define NS_QUIET_NS UINT64_C(1000000000)
-
-/* ---- names ---- */
 
 /* A name entry for w[0..len), converted once. */
 static struct ns_name *name_new(const struct pl_value_rec *in, const wchar_t *w, uint32_t len)
@@ -938,8 +703,6 @@ static int name_of(struct ns_prov *p, uint32_t cset_index, const struct pl_value
         *ret = n;
         return 0;
 }
-
-/* ---- snapshots ---- */
 
 /* One provider's part of a snapshot. */
 struct snap_part {
