@@ -4,8 +4,7 @@
  * the providers that publish it (ns_snapshot, ns_snapshot_free,
  * ns_thread_trim), and notifications to their callbacks (ns_notify): the
  * two things that wait on providers.  A snapshot points into its
- * providers' value buffers and name caches, which stay put until it is
- * freed.
+ * providers' value buffers and name caches.
  */
 #include <errno.h>
 #include <pthread.h>
