@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns-internal.h: struct ns, the one struct every file of the namespace
+ * shares.  It is the handle ns-live.h hands out, and each part keeps its
+ * state in it and takes the whole handle: ns-prov.c the provider list
+ * (provs), ns-catalog.c the counterset list (entries, built from provs and
+ * installed), ns.c the rest; dirty is set by whichever part sees a change
+ * and cleared by the rebuild, and the waiters are counted by io_begin and
+ * io_end (ns-prov.h) for ns.c.  Splitting it would change every signature
+ * for no reader's benefit.
+ */
+#ifndef PERFLIBD_NS_INTERNAL_H
+#define PERFLIBD_NS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "ns-live.h"
+
+struct ns_prov;
+struct ns_entry;
+
+struct ns {
+        char *runtime_dir;
+        const struct ctrpp_provider_desc *const *installed;
+        size_t n_installed;
+        struct ns_prov **provs;
+        size_t n_provs;
+        struct ns_entry *entries;
+        size_t n_entries;
+        bool rescan;                    /* scan the runtime directory at the next refresh */
+        struct timespec dir_mtime;      /* of the runtime directory at the last scan */
+        bool dirty;                     /* rebuild the counterset list at the next refresh */
+
+        /*
+         * Threads (ns_set_threaded): the caller holds lock around every use
+         * of the namespace; a wait on one provider (ns_snapshot, ns_notify)
+         * lets go of it and counts itself in waiters, and nothing that frees
+         * providers or entries runs while waiters is not 0.
+         */
+        bool threaded;
+        pthread_mutex_t lock;
+        pthread_cond_t idle;            /* waiters went back to 0 */
+        unsigned waiters;
+};
+
+#endif /* PERFLIBD_NS_INTERNAL_H */

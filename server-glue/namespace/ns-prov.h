@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns-prov.h: a provider found in the runtime directory (struct ns_prov):
+ * its segment reader and the lock that keeps the reader to one thread, the
+ * quiet period after it timed out, the storage of its instance-name cache,
+ * and the waiting on it (io_begin, io_end).  ns-prov.c keeps the list of
+ * them in struct ns.  Above this: the name cache (ns-names.h) fills the
+ * slots, the catalog (ns-catalog.h) reads the segments.
+ *
+ * struct ns_name and struct ns_reader are here, not in ns-names.h, because
+ * they are the provider's memory (prov_free releases them): so nothing
+ * here depends on the files above.
+ *
+ * io_begin, io_end and mono_ns are static inline: they run on every
+ * snapshot of every provider, and were inlined when all was one file.
+ */
+#ifndef PERFLIBD_NS_PROV_H
+#define PERFLIBD_NS_PROV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <wchar.h>
+
+#include "ns-internal.h"
+#include "reader.h"
+
+/*
+ * An instance's name as snapshots hand it out, UTF-32 and UTF-16LE, kept
+ * per directory slot while the slot holds the same instance: (block_off,
+ * seq) names one instance over the provider's life, and its name never
+ * changes, so an instance seen before costs no read, check or conversion
+ * of its name.  Never changed once made: a snapshot points into it.
+ */
+struct ns_name {
+        uint64_t block_off;
+        uint32_t seq;
+        uint32_t name_len;              /* characters, without the NUL */
+        uint32_t u16_size;              /* bytes of u16: units, NUL, zero padding to 8 */
+        uint8_t *u16;                   /* in the same allocation, 8-aligned */
+        uint64_t parked;                /* the provider's epoch when it was replaced */
+        struct ns_name *next;           /* on the parked list */
+        wchar_t name[];                 /* NUL-terminated */
+};
+
+/*
+ * A snapshot naming instances of one provider, from the moment it starts
+ * naming until it is freed: epoch is the provider's epoch, advanced by
+ * every snapshot as it starts.  Readers are listed oldest first.
+ */
+struct ns_reader {
+        uint64_t epoch;
+        struct ns_reader *prev, *next;
+};
+
+struct ns_prov {
+        char *path;                     /* its collect service socket */
+        pthread_mutex_t lock;           /* serialises the use of r (a reader is single-threaded) */
+        struct pl_reader *r;
+        int n_csets;                    /* counterset count at the last build */
+        bool has_desc;                  /* its self-description was seen */
+        bool callback;                  /* it has a ControlCallback */
+        uint64_t quiet_until;           /* CLOCK_MONOTONIC ns: it timed out; skip it until then */
+
+        /*
+         * Names by directory slot.  A replaced name may still be pointed at
+         * by a snapshot that started before it was replaced: it is parked,
+         * stamped with the epoch, and freed once every reader still live
+         * started after that epoch.  Both lists are in epoch order (oldest
+         * first), so each is trimmed from its head: the parked list holds
+         * only what was replaced since the oldest live snapshot began, however
+         * snapshots of several clients overlap.  name_lock guards all of
+         * it and is never held across a wait on the provider.
+         */
+        pthread_mutex_t name_lock;
+        struct ns_name **names;
+        uint32_t n_names;
+        uint64_t epoch;
+        struct ns_name *parked, **parked_tail;
+        size_t n_parked;
+        struct ns_reader *readers, *readers_tail;
+};
+
+/* Frees a list of names linked by next, such as names_unpark returns. */
+void names_free(struct ns_name *n);
+/* Closes p's reader and frees it with its names (NULL is fine). */
+void prov_free(struct ns_prov *p);
+/* pl_scan's callback (userdata the ns): adds the provider at path once. */
+int prov_add(const char *path, void *userdata);
+void provs_reap(struct ns *ns);
+void provs_check(struct ns *ns);
+
+/*
+ * Around everything that may wait on a provider (up to the collect bound):
+ * the namespace lock is let go meanwhile, so that queries of other
+ * providers go on, and the provider's own lock keeps its reader to one
+ * thread.  Entries and providers stay put: nothing frees them while
+ * waiters is not 0.
+ */
+static inline void io_begin(struct ns *ns, struct ns_prov *p)
+{
+        if (ns->threaded) {
+                ns->waiters++;
+                pthread_mutex_unlock(&ns->lock);
+        }
+        pthread_mutex_lock(&p->lock);
+}
+
+static inline void io_end(struct ns *ns, struct ns_prov *p)
+{
+        pthread_mutex_unlock(&p->lock);
+        if (ns->threaded) {
+                pthread_mutex_lock(&ns->lock);
+                if (--ns->waiters == 0)
+                        pthread_cond_broadcast(&ns->idle);
+        }
+}
+
+static inline uint64_t mono_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ * A provider that did not answer within the collect bound (a callback, or
+ * the dereferencing of its reference counters) is not asked again for a
+ * second: perflibd serves every client from one thread, so a ValidateCounters
+ * of many identifiers, or clients polling fast, must not wait the bound over
+ * and over on one hung provider while everyone else waits too.  Meanwhile
+ * its last values are served.
+ */
+#define NS_QUIET_NS UINT64_C(1000000000)
+
+#endif /* PERFLIBD_NS_PROV_H */
