@@ -173,7 +173,7 @@ static void entry_done(struct ns_entry *e)
         free(e->id_text);
 }
 
-void entries_free(struct ns *ns)
+void ns_entries_free(struct ns *ns)
 {
         for (size_t i = 0; i < ns->n_entries; i++)
                 entry_done(&ns->entries[i]);
@@ -337,7 +337,7 @@ static int entry_build(struct ns_entry *e, const struct item *v, size_t lo, size
         return 0;
 }
 
-int rebuild(struct ns *ns)
+int ns_rebuild(struct ns *ns)
 {
         struct items it = { 0 };
         struct ns_entry *v = NULL;
@@ -358,7 +358,7 @@ int rebuild(struct ns *ns)
                 if (ret < 0)
                         goto fail;
         }
-        entries_free(ns);
+        ns_entries_free(ns);
         ns->entries = v;
         ns->n_entries = n;
         ns->dirty = false;

@@ -6,7 +6,7 @@
  * (struct ns_src).  ns.c rebuilds it when a provider came, went or
  * published something; snapshots read it.
  *
- * entry_of is static inline: every snapshot and notification starts with it.
+ * ns_entry_of is static inline: every snapshot and notification starts with it.
  */
 #ifndef PERFLIBD_NS_CATALOG_H
 #define PERFLIBD_NS_CATALOG_H
@@ -34,12 +34,12 @@ struct ns_entry {
 };
 
 /* Frees ns's counterset list, leaving it empty. */
-void entries_free(struct ns *ns);
+void ns_entries_free(struct ns *ns);
 /* Replaces ns's list with one built from its providers and installed
  * descriptions; on failure the old list is left as it was. */
-int rebuild(struct ns *ns);
+int ns_rebuild(struct ns *ns);
 
-static inline const struct ns_entry *entry_of(const struct ns_counterset *cs)
+static inline const struct ns_entry *ns_entry_of(const struct ns_counterset *cs)
 {
         return (const struct ns_entry *) ((const char *) cs - offsetof(struct ns_entry, pub));
 }

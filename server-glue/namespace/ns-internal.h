@@ -5,8 +5,8 @@
  * state in it and takes the whole handle: ns-prov.c the provider list
  * (provs), ns-catalog.c the counterset list (entries, built from provs and
  * installed), ns.c the rest; dirty is set by whichever part sees a change
- * and cleared by the rebuild, and the waiters are counted by io_begin and
- * io_end (ns-prov.h) for ns.c.  Splitting it would change every signature
+ * and cleared by the rebuild, and the waiters are counted by ns_io_begin and
+ * ns_io_end (ns-prov.h) for ns.c.  Splitting it would change every signature
  * for no reader's benefit.
  */
 #ifndef PERFLIBD_NS_INTERNAL_H

@@ -14,7 +14,7 @@
 #include "pcq-utf.h"
 
 /* A name entry for w[0..len), converted once. */
-struct ns_name *name_new(const struct pl_value_rec *in, const wchar_t *w, uint32_t len)
+struct ns_name *ns_name_new(const struct pl_value_rec *in, const wchar_t *w, uint32_t len)
 {
         size_t wbytes = ((size_t) len + 1) * sizeof(wchar_t);
         size_t off = (sizeof(struct ns_name) + wbytes + 7) & ~(size_t) 7;
@@ -42,7 +42,7 @@ struct ns_name *name_new(const struct pl_value_rec *in, const wchar_t *w, uint32
         return n;
 }
 
-int names_grow(struct ns_prov *p, uint32_t slot)
+int ns_names_grow(struct ns_prov *p, uint32_t slot)
 {
         uint32_t n = p->n_names ? p->n_names : 64;
         struct ns_name **v;
@@ -59,7 +59,7 @@ int names_grow(struct ns_prov *p, uint32_t slot)
 }
 
 /* A snapshot that started before now may point at n still. */
-void name_park(struct ns_prov *p, struct ns_name *n)
+void ns_name_park(struct ns_prov *p, struct ns_name *n)
 {
         n->parked = p->epoch;
         n->next = NULL;
@@ -73,7 +73,7 @@ void name_park(struct ns_prov *p, struct ns_name *n)
  * before the oldest one started) and returns them, for the caller to free
  * outside the lock.  Under p->name_lock.
  */
-struct ns_name *names_unpark(struct ns_prov *p)
+struct ns_name *ns_names_unpark(struct ns_prov *p)
 {
         uint64_t oldest = p->readers ? p->readers->epoch : UINT64_MAX;
         struct ns_name *dead = p->parked, **end = &p->parked;
@@ -91,7 +91,7 @@ struct ns_name *names_unpark(struct ns_prov *p)
         return dead;
 }
 
-void reader_add(struct ns_prov *p, struct ns_reader *rd)
+void ns_reader_add(struct ns_prov *p, struct ns_reader *rd)
 {
         *rd = (struct ns_reader){ .epoch = ++p->epoch, .prev = p->readers_tail };
         if (p->readers_tail)
@@ -101,7 +101,7 @@ void reader_add(struct ns_prov *p, struct ns_reader *rd)
         p->readers_tail = rd;
 }
 
-void reader_remove(struct ns_prov *p, struct ns_reader *rd)
+void ns_reader_remove(struct ns_prov *p, struct ns_reader *rd)
 {
         if (rd->prev)
                 rd->prev->next = rd->next;

@@ -13,7 +13,7 @@
 
 #include "ns-prov.h"
 
-void names_free(struct ns_name *n)
+void ns_names_free(struct ns_name *n)
 {
         while (n) {
                 struct ns_name *next = n->next;
@@ -23,7 +23,7 @@ void names_free(struct ns_name *n)
         }
 }
 
-void prov_free(struct ns_prov *p)
+void ns_prov_free(struct ns_prov *p)
 {
         if (!p)
                 return;
@@ -31,7 +31,7 @@ void prov_free(struct ns_prov *p)
         for (uint32_t i = 0; i < p->n_names; i++)
                 free(p->names[i]);
         free(p->names);
-        names_free(p->parked);
+        ns_names_free(p->parked);
         pthread_mutex_destroy(&p->name_lock);
         pthread_mutex_destroy(&p->lock);
         free(p->path);
@@ -46,7 +46,7 @@ static struct ns_prov *prov_find(const struct ns *ns, const char *path)
         return NULL;
 }
 
-int prov_add(const char *path, void *userdata)
+int ns_prov_add(const char *path, void *userdata)
 {
         struct ns *ns = userdata;
         struct ns_prov *p, **v;
@@ -65,12 +65,12 @@ int prov_add(const char *path, void *userdata)
                 ns->provs = v;
         p->path = strdup(path);
         if (!p->path || !v) {
-                prov_free(p);
+                ns_prov_free(p);
                 return -ENOMEM;
         }
         /* A provider that exits between the scan and here is simply not added. */
         if (pl_reader_open(path, &p->r) < 0) {
-                prov_free(p);
+                ns_prov_free(p);
                 return 0;
         }
         p->callback = pl_reader_has_callback(p->r) > 0;
@@ -80,7 +80,7 @@ int prov_add(const char *path, void *userdata)
 }
 
 /* Drops providers whose service connection hung up. */
-void provs_reap(struct ns *ns)
+void ns_provs_reap(struct ns *ns)
 {
         size_t j = 0;
 
@@ -89,14 +89,14 @@ void provs_reap(struct ns *ns)
                         ns->provs[j++] = ns->provs[i];
                         continue;
                 }
-                prov_free(ns->provs[i]);
+                ns_prov_free(ns->provs[i]);
                 ns->dirty = true;
         }
         ns->n_provs = j;
 }
 
 /* Notices countersets and self-descriptions published since the last build. */
-void provs_check(struct ns *ns)
+void ns_provs_check(struct ns *ns)
 {
         for (size_t i = 0; i < ns->n_provs; i++) {
                 struct ns_prov *p = ns->provs[i];

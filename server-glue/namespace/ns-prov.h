@@ -3,15 +3,15 @@
  * ns-prov.h: a provider found in the runtime directory (struct ns_prov):
  * its segment reader and the lock that keeps the reader to one thread, the
  * quiet period after it timed out, the storage of its instance-name cache,
- * and the waiting on it (io_begin, io_end).  ns-prov.c keeps the list of
+ * and the waiting on it (ns_io_begin, ns_io_end).  ns-prov.c keeps the list of
  * them in struct ns.  Above this: the name cache (ns-names.h) fills the
  * slots, the catalog (ns-catalog.h) reads the segments.
  *
  * struct ns_name and struct ns_reader are here, not in ns-names.h, because
- * they are the provider's memory (prov_free releases them): so nothing
+ * they are the provider's memory (ns_prov_free releases them): so nothing
  * here depends on the files above.
  *
- * io_begin, io_end and mono_ns are static inline: they run on every
+ * ns_io_begin, ns_io_end and ns_mono_ns are static inline: they run on every
  * snapshot of every provider, and were inlined when all was one file.
  */
 #ifndef PERFLIBD_NS_PROV_H
@@ -83,14 +83,14 @@ struct ns_prov {
         struct ns_reader *readers, *readers_tail;
 };
 
-/* Frees a list of names linked by next, such as names_unpark returns. */
-void names_free(struct ns_name *n);
+/* Frees a list of names linked by next, such as ns_names_unpark returns. */
+void ns_names_free(struct ns_name *n);
 /* Closes p's reader and frees it with its names (NULL is fine). */
-void prov_free(struct ns_prov *p);
+void ns_prov_free(struct ns_prov *p);
 /* pl_scan's callback (userdata the ns): adds the provider at path once. */
-int prov_add(const char *path, void *userdata);
-void provs_reap(struct ns *ns);
-void provs_check(struct ns *ns);
+int ns_prov_add(const char *path, void *userdata);
+void ns_provs_reap(struct ns *ns);
+void ns_provs_check(struct ns *ns);
 
 /*
  * Around everything that may wait on a provider (up to the collect bound):
@@ -99,7 +99,7 @@ void provs_check(struct ns *ns);
  * thread.  Entries and providers stay put: nothing frees them while
  * waiters is not 0.
  */
-static inline void io_begin(struct ns *ns, struct ns_prov *p)
+static inline void ns_io_begin(struct ns *ns, struct ns_prov *p)
 {
         if (ns->threaded) {
                 ns->waiters++;
@@ -108,7 +108,7 @@ static inline void io_begin(struct ns *ns, struct ns_prov *p)
         pthread_mutex_lock(&p->lock);
 }
 
-static inline void io_end(struct ns *ns, struct ns_prov *p)
+static inline void ns_io_end(struct ns *ns, struct ns_prov *p)
 {
         pthread_mutex_unlock(&p->lock);
         if (ns->threaded) {
@@ -118,7 +118,7 @@ static inline void io_end(struct ns *ns, struct ns_prov *p)
         }
 }
 
-static inline uint64_t mono_ns(void)
+static inline uint64_t ns_mono_ns(void)
 {
         struct timespec ts;
 

@@ -48,12 +48,12 @@ static void part_done(struct snap_part *pt)
 
         if (pt->named) {
                 pthread_mutex_lock(&pt->p->name_lock);
-                reader_remove(pt->p, &pt->reader);
-                dead = names_unpark(pt->p);
+                ns_reader_remove(pt->p, &pt->reader);
+                dead = ns_names_unpark(pt->p);
                 pthread_mutex_unlock(&pt->p->name_lock);
                 pt->named = false;
         }
-        names_free(dead);
+        ns_names_free(dead);
 }
 
 static void snap_free(struct snap *sn)
@@ -163,13 +163,13 @@ static int part_fill(struct snap *sn, struct snap_part *pt, uint32_t cset_index)
         x = sn->inst + sn->n_inst;
         pt->first = sn->n_inst;
         pthread_mutex_lock(&p->name_lock);
-        reader_add(p, &pt->reader);
+        ns_reader_add(p, &pt->reader);
         pt->named = true;
         for (uint32_t i = 0; i < pt->v.n_instances && k == 0; i++) {
                 const struct pl_value_rec *rec = pl_values_at(&pt->v, i);
                 const struct ns_name *nm;
 
-                k = name_of(p, cset_index, rec, scratch, &nm);
+                k = ns_name_of(p, cset_index, rec, scratch, &nm);
                 if (!nm)
                         continue;
                 *x++ = (struct ns_instance){ .id = rec->instance_id, .name = nm->name,
@@ -189,24 +189,24 @@ static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e, 
 
         for (size_t k = 0; k < e->n_src && r == 0; k++) {
                 struct ns_prov *p = e->src[k].p;
-                bool collect = (flags & NS_SNAPSHOT_COLLECT) && mono_ns() >= p->quiet_until;
+                bool collect = (flags & NS_SNAPSHOT_COLLECT) && ns_mono_ns() >= p->quiet_until;
                 struct snap_part *pt = &sn->parts[k];
 
                 pt->p = p;
                 pt->n = 0;
-                io_begin(ns, p);
+                ns_io_begin(ns, p);
                 /* Names are read under the same reader lock, right after. */
                 if (pl_reader_values(p->r, e->src[k].cset_index,
                                      collect ? PL_SNAPSHOT_COLLECT : 0, &pt->v) == 0)
                         r = part_fill(sn, pt, e->src[k].cset_index);
                 else
                         pt->v.n_instances = 0;
-                io_end(ns, p);
+                ns_io_end(ns, p);
                 sn->n_parts = k + 1;
                 /* A provider too slow to dereference its counters in time serves its
                  * last values, and is not waited for again for a while. */
                 if (collect && pt->v.refs_stale)
-                        p->quiet_until = mono_ns() + NS_QUIET_NS;
+                        p->quiet_until = ns_mono_ns() + NS_QUIET_NS;
         }
         return r;
 }
@@ -249,7 +249,7 @@ int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
 
         if (!ns || !cs || !ret || (flags & ~NS_SNAPSHOT_COLLECT))
                 return -EINVAL;
-        e = entry_of(cs);
+        e = ns_entry_of(cs);
         sn = spare ? spare : calloc(1, sizeof(*sn));
         spare = NULL;
         if (!sn)
@@ -272,12 +272,12 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
               const void *buffer, uint32_t size)
 {
         const struct ns_entry *e;
-        uint64_t now = mono_ns();
+        uint64_t now = ns_mono_ns();
         int told = 0, err = 0;
 
         if (!ns || !cs)
                 return -EINVAL;
-        e = entry_of(cs);
+        e = ns_entry_of(cs);
         for (size_t k = 0; k < e->n_src; k++) {
                 struct ns_prov *p = e->src[k].p;
                 uint32_t status;
@@ -286,11 +286,11 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
                 if (!p->callback || now < p->quiet_until)
                         continue;
                 /* The reader bounds the wait by the collect timeout. */
-                io_begin(ns, p);
+                ns_io_begin(ns, p);
                 r = pl_reader_notify(p->r, request_code, buffer, size, &status);
-                io_end(ns, p);
+                ns_io_end(ns, p);
                 if (r == -ETIMEDOUT)
-                        p->quiet_until = mono_ns() + NS_QUIET_NS;
+                        p->quiet_until = ns_mono_ns() + NS_QUIET_NS;
                 if (r < 0)
                         err = r;
                 else

@@ -64,9 +64,9 @@ void ns_free(struct ns *ns)
                 return;
         /* What this thread kept of its snapshots goes with the namespace. */
         ns_thread_trim();
-        entries_free(ns);
+        ns_entries_free(ns);
         for (size_t i = 0; i < ns->n_provs; i++)
-                prov_free(ns->provs[i]);
+                ns_prov_free(ns->provs[i]);
         free(ns->provs);
         free(ns->runtime_dir);
         pthread_cond_destroy(&ns->idle);
@@ -125,24 +125,24 @@ int ns_refresh(struct ns *ns)
          * with nobody waiting, at most a collect bound later.
          */
         if (ns->waiters == 0)
-                provs_reap(ns);
+                ns_provs_reap(ns);
         if (runtime_dir_changed(ns))
                 ns->rescan = true;
         if (ns->rescan) {
                 /* A missing runtime directory just means no provider yet. */
-                ret = pl_scan(ns->runtime_dir, prov_add, ns, NULL);
+                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
                 if (ret < 0 && ret != -ENOENT)
                         return ret;
                 ns->rescan = false;
         }
         if (ns->waiters > 0)
                 return 0;
-        provs_check(ns);
+        ns_provs_check(ns);
         if (!ns->dirty)
                 return 0;
-        ret = rebuild(ns);
+        ret = ns_rebuild(ns);
         /* The old list may point into readers just closed: never serve it. */
         if (ret < 0)
-                entries_free(ns);
+                ns_entries_free(ns);
         return ret;
 }
