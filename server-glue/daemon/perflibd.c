@@ -4,8 +4,8 @@
  * interface of MS-PCQ, over DCE/RPC on a Unix socket (and TCP when asked).
  *
  * One sd-event loop does everything: it accepts clients, runs their
- * requests against the namespace (ns.c: installed manifests, live segments,
- * plugins), watches the runtime, registry and plugin directories with
+ * requests against the namespace (namespace/: installed manifests, live
+ * segments, plugins), watches the runtime, registry and plugin directories with
  * inotify, and tells systemd how it is doing (readiness, status, watchdog).
  * It never daemonizes: under systemd it is Type=notify, in a shell it is a
  * foreground process that needs no root and no setup.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ns-live.h: the real namespace (ns.c) behind ns.h, over libperflib's
- * segment reader.  perflibd owns one; the eight operations read it through
+ * ns-live.h: the real namespace (this folder's ns*.c) behind ns.h, over
+ * libperflib's segment reader.  perflibd owns one; the eight operations read it through
  * ns.h between two ns_refresh() calls.
  */
 #ifndef PERFLIBD_NS_LIVE_H

@@ -6,7 +6,7 @@
  * request, a snapshot of its live instances merged across every provider
  * that publishes it.
  *
- * The eight operations (pcq-core.c) see only this interface; ns.c is the
+ * The eight operations (operations/) see only this interface; ns-live.h is the
  * real one over libperflib's reader, and the core's unit tests link a fake.
  *
  * Lifetime: the counterset pointers handed out stay valid until the next
