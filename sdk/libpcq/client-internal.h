@@ -15,6 +15,7 @@
 #include "pcq.h"
 #include "perflibv2.h"
 #include "client-wire.h"
+#include "client-path.h"
 
 /* Request codes of QueryCounterSetRegistrationInfo (MS-PCQ 3.1.4.1.2). */
 #define CL_REQ_COUNTERSET_INFO  1u
@@ -101,16 +102,6 @@ void cl_instances_free(struct cl_instance *v, size_t n);
 /* Numbers the occurrences of equal names in v. */
 void cl_instances_number(struct cl_instance *v, size_t n);
 
-/*
- * Whether an instance matches a path's instance part: "*" every one,
- * "prefix*" by prefix, else the exact name (with the parent as
- * "parent/name") and the occurrence #index; the parent may be "*" or
- * "prefix*" too, and "name#*" matches every occurrence of name.
- */
-bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence);
-/* Whether p's instance or parent part holds a wildcard. */
-bool cl_path_has_wildcard(const struct pcq_path *p);
-
 /* A growing NULL-terminated string vector. */
 struct cl_strv {
         char **v;
@@ -118,13 +109,6 @@ struct cl_strv {
 };
 /* Takes ownership of s (freed on failure). */
 uint32_t cl_strv_push(struct cl_strv *sv, char *s);
-
-/*
- * The path of one item: p with the object, counter and instance replaced
- * (instance NULL: none), occurrence as #index.  Malloc'd, the caller's.
- */
-char *cl_item_path(const struct pcq_path *p, const char *object, const char *instance,
-                   uint32_t occurrence, const char *counter);
 
 /*
  * Resolves a path against c's catalog: parses it into *ret_path (the
@@ -135,8 +119,5 @@ char *cl_item_path(const struct pcq_path *p, const char *object, const char *ins
  */
 uint32_t cl_resolve(pcq_conn *c, const char *path, struct pcq_path *ret_path,
                     const struct cl_set **ret_set, char **ret_error);
-
-/* "_Total": the instance the client adds to aggregate countersets. */
-#define CL_TOTAL "_Total"
 
 #endif /* PCQ_CLIENT_INTERNAL_H */

@@ -70,47 +70,6 @@ uint32_t cl_instances(pcq_conn *c, const GUID *set, struct cl_instance **ret, si
         return ERROR_SUCCESS;
 }
 
-/* One part of an instance pattern: "x*" matches by prefix, else the exact text. */
-static bool part_matches(const char *pat, size_t plen, const char *s, size_t len)
-{
-        if (plen > 0 && pat[plen - 1] == '*')
-                return plen - 1 <= len && !strncasecmp(pat, s, plen - 1);
-        return plen == len && !strncasecmp(pat, s, len);
-}
-
-/*
- * PDH's "(parent/instance#index)" with a wildcard allowed in each part:
- * "*" or "prefix*" as the parent or the instance matches every
- * occurrence, "#*" every occurrence of one name.  The parent is what the
- * name holds before its first '/' (names without one have no parent).
- */
-bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence)
-{
-        const char *inst = name, *slash;
-        size_t plen;
-
-        if (!p->instance)
-                return true;
-        if (p->parent) {
-                slash = strchr(name, '/');
-                if (!slash || !part_matches(p->parent, strlen(p->parent), name,
-                                            (size_t) (slash - name)))
-                        return false;
-                inst = slash + 1;
-        }
-        plen = strlen(p->instance);
-        if (plen >= 2 && !strcmp(p->instance + plen - 2, "#*"))
-                return part_matches(p->instance, plen - 2, inst, strlen(inst));
-        if (plen > 0 && p->instance[plen - 1] == '*')
-                return part_matches(p->instance, plen, inst, strlen(inst));
-        return part_matches(p->instance, plen, inst, strlen(inst)) && occurrence == p->index;
-}
-
-bool cl_path_has_wildcard(const struct pcq_path *p)
-{
-        return (p->instance && strchr(p->instance, '*')) || (p->parent && strchr(p->parent, '*'));
-}
-
 /* ---- string vectors ---- */
 
 uint32_t cl_strv_push(struct cl_strv *sv, char *s)
