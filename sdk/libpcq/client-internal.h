@@ -13,76 +13,9 @@
 #include <stdint.h>
 
 #include "pcq.h"
-#include "perflibv2.h"
-#include "client-wire.h"
+#include "client-conn.h"
 #include "client-path.h"
-
-/* Request codes of QueryCounterSetRegistrationInfo (MS-PCQ 3.1.4.1.2). */
-#define CL_REQ_COUNTERSET_INFO  1u
-#define CL_REQ_COUNTERSET_NAME  3u
-#define CL_REQ_COUNTERSET_HELP  4u
-#define CL_REQ_COUNTER_NAMES    5u
-#define CL_REQ_COUNTER_HELP     6u
-#define CL_REQ_ENGLISH_NAME     9u
-#define CL_REQ_ENGLISH_NAMES    10u
-
-/* ---- the per-connection catalog of countersets (client-catalog.c) ---- */
-
-struct cl_counter {
-        struct pcq_counter_reg reg;
-        char *name;                     /* owned; "" when the server sent none */
-        char *help;                     /* owned; NULL until cl_catalog_help */
-};
-
-struct cl_set {
-        struct pcq_counterset_reg reg;
-        char *name;                     /* owned */
-        char *help;                     /* owned; NULL until cl_catalog_help */
-        struct cl_counter *counters;    /* owned, reg.num_counters of them */
-        bool help_loaded;
-};
-
-struct cl_catalog {
-        struct cl_set *sets;            /* owned */
-        size_t n;
-        bool loaded;
-};
-
-struct pcq_conn {
-        struct pv2_client *client;      /* owned */
-        char *host;                     /* owned; "" for local */
-        char *machine;                  /* owned; szMachine sent: TCP's host name, else NULL */
-        uint32_t size_hint[8];          /* last lpData size per opnum */
-        struct cl_catalog catalog;
-};
-
-struct pcq_handle {
-        pcq_conn *conn;                 /* borrowed */
-        struct pv2_handle h;
-};
-
-/* Drops everything the catalog holds. */
-void cl_catalog_clear(struct cl_catalog *cat);
-/* Loads the catalog if it is not loaded, or reloads it when refresh. */
-uint32_t cl_catalog_load(pcq_conn *c, bool refresh);
-/*
- * The counterset named name (case-insensitive), loading the catalog and
- * reloading it once when the name is not found.  NULL when none; the
- * pointer is valid until the next load.
- */
-const struct cl_set *cl_catalog_find(pcq_conn *c, const char *name);
-/* The counter of s named name (case-insensitive), or NULL. */
-const struct cl_counter *cl_set_counter(const struct cl_set *s, const char *name);
-const struct cl_counter *cl_set_counter_id(const struct cl_set *s, uint32_t id);
-/* Loads the help texts of s once (errors leave them NULL). */
-void cl_catalog_help(pcq_conn *c, struct cl_set *s);
-
-/* Whether a counter shows up in listings: not a base, not no-display. */
-bool cl_counter_listed(const struct cl_counter *ctr);
-/* Whether the counterset has instances in paths (anything but single). */
-bool cl_set_has_instances(const struct cl_set *s);
-/* Whether the client computes a _Total for it (global, multi aggregate, history). */
-bool cl_set_aggregate(const struct cl_set *s);
+#include "client-wire.h"
 
 /* ---- instance names (client-list.c) ---- */
 

@@ -155,7 +155,7 @@ uint32_t cl_resolve(pcq_conn *c, const char *path, struct pcq_path *ret_path,
                 e = PDH_CSTATUS_NO_MACHINE;
                 goto fail;
         }
-        s = cl_catalog_find(c, p.object);
+        s = cl_catalog_find(&c->catalog, &c->link, p.object);
         if (!s) {
                 say(ret_error, "no counterset named '%s' on %s", p.object,
                     where(c, buf, sizeof(buf)));
@@ -230,8 +230,8 @@ PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_insta
         if (!c || !ret)
                 return PDH_INVALID_ARGUMENT;
         p.host = *c->host ? c->host : NULL;
-        e = cl_catalog_load(c, true);
-        if (!e && object && !cl_catalog_find(c, object))
+        e = cl_catalog_load(&c->catalog, &c->link, true);
+        if (!e && object && !cl_catalog_find(&c->catalog, &c->link, object))
                 e = PDH_CSTATUS_NO_OBJECT;
         for (size_t i = 0; !e && i < c->catalog.n; i++) {
                 const struct cl_set *s = &c->catalog.sets[i];

@@ -420,7 +420,7 @@ PCQ_API uint32_t pcq_query_add(pcq_query *q, const char *path, pcq_counter **ret
         e = cl_resolve(q->conn, path, &p, &s, &q->error);
         if (e)
                 return e;
-        cl_catalog_help(q->conn, (struct cl_set *) s);
+        cl_catalog_help(&q->conn->link, (struct cl_set *) s);
         old_sids = q->n_sids;
         e = counter_new(q, path, s, &p, &ctr);
         if (!e)
