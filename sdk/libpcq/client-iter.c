@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-internal.h"
+#include "client-wire.h"
+#include "perflib.h"
 
 _Static_assert(PCQ_BLOCK_ERROR == PERF_ERROR_RETURN && PCQ_BLOCK_SINGLE_COUNTER == PERF_SINGLE_COUNTER &&
                PCQ_BLOCK_MULTIPLE_COUNTERS == PERF_MULTIPLE_COUNTERS &&

@@ -23,7 +23,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "client-internal.h"
+#include "client-conn.h"
+#include "client-path.h"
+#include "client-resolve.h"
+#include "client-wire.h"
+#include "perflib.h"
 
 #define NONE SIZE_MAX
 
