@@ -126,7 +126,7 @@ struct pcq_query {
         char *error;
 };
 
-static void set_error(pcq_query *q, const char *fmt, ...)
+static void cl_query_set_error(pcq_query *q, const char *fmt, ...)
 {
         va_list ap;
 
@@ -159,7 +159,7 @@ PCQ_API uint32_t pcq_query_new(pcq_conn *c, pcq_query **ret)
         return ERROR_SUCCESS;
 }
 
-static void columns_free(struct column *cols, size_t n)
+static void cl_columns_free(struct column *cols, size_t n)
 {
         for (size_t i = 0; cols && i < n; i++) {
                 for (size_t j = 0; j < cols[i].n; j++)
@@ -170,7 +170,7 @@ static void columns_free(struct column *cols, size_t n)
         free(cols);
 }
 
-static void items_clear(pcq_counter *ctr)
+static void cl_items_clear(pcq_counter *ctr)
 {
         for (size_t i = 0; i < ctr->n_items; i++) {
                 free((char *) ctr->values[i].path);
@@ -183,7 +183,7 @@ static void items_clear(pcq_counter *ctr)
         ctr->n_items = 0;
 }
 
-static void entries_free(struct entry *v, size_t n)
+static void cl_entries_free(struct entry *v, size_t n)
 {
         for (size_t i = 0; v && i < n; i++)
                 free(v[i].name);
@@ -194,8 +194,8 @@ static void counter_free(pcq_counter *ctr)
 {
         if (!ctr)
                 return;
-        items_clear(ctr);
-        entries_free(ctr->entries, ctr->n_entries);
+        cl_items_clear(ctr);
+        cl_entries_free(ctr->entries, ctr->n_entries);
         for (size_t i = 0; i < ctr->n_members; i++) {
                 free(ctr->members[i].name);
                 free(ctr->members[i].help);
@@ -216,7 +216,7 @@ PCQ_API void pcq_query_free(pcq_query *q)
         for (size_t i = 0; i < q->n_counters; i++)
                 counter_free(q->counters[i]);
         free(q->counters);
-        columns_free(q->cols, q->n_cols);
+        cl_columns_free(q->cols, q->n_cols);
         free(q->sids);
         pcq_close(q->h);
         free(q->error);
@@ -333,15 +333,16 @@ static uint32_t validate(pcq_query *q, struct pcq_buf *ids, const char *path)
                 return ERROR_SUCCESS;
         e = pcq_validate(q->h, ids, true);
         if (e) {
-                set_error(q, "the server refused the counters of '%s': %s", path,
-                          pcq_status_text(e));
+                cl_query_set_error(q, "the server refused the counters of '%s': %s", path,
+                                   pcq_status_text(e));
                 return e;
         }
         pcq_ident_iter_begin(&it, ids);
         while (!e && pcq_ident_iter_next(&it, &item)) {
                 if (item.status && item.status != ERROR_ALREADY_EXISTS) {
-                        set_error(q, "the server refused counter %u of '%s': %s",
-                                  item.counter_id, path, pcq_status_text(item.status));
+                        cl_query_set_error(q, "the server refused counter %u of '%s': %s",
+                                           item.counter_id, path,
+                                           pcq_status_text(item.status));
                         e = PDH_CSTATUS_NO_COUNTER;
                 }
         }
@@ -480,7 +481,7 @@ static uint32_t cell_add(struct column *col, const struct pcq_data_item *it)
 /* ---- indexes: every match below is O(1), never a scan of a column ---- */
 
 /* FNV-1a of s, ASCII-folded when fold (strcasecmp's equality then implies the hash's). */
-static uint32_t str_hash(const char *s, bool fold)
+static uint32_t cl_str_hash(const char *s, bool fold)
 {
         uint32_t h = 2166136261u;
 
@@ -495,7 +496,7 @@ static uint32_t str_hash(const char *s, bool fold)
 }
 
 /* Room for n indices at most half full. */
-static uint32_t ix_init(struct ix *x, size_t n)
+static uint32_t cl_ix_init(struct ix *x, size_t n)
 {
         size_t cap = 16;
 
@@ -510,7 +511,7 @@ static uint32_t ix_init(struct ix *x, size_t n)
  * The index in the probe sequence of hash h after *pos (start with
  * *pos = SIZE_MAX), NO_CELL at its end: the caller checks each candidate.
  */
-static uint32_t ix_next(const struct ix *x, uint32_t h, size_t *pos)
+static uint32_t cl_ix_next(const struct ix *x, uint32_t h, size_t *pos)
 {
         *pos = *pos == SIZE_MAX ? (h & x->mask) : ((*pos + 1) & x->mask);
         return x->slot[*pos] ? x->slot[*pos] - 1 : NO_CELL;
@@ -522,7 +523,7 @@ static uint32_t ix_next(const struct ix *x, uint32_t h, size_t *pos)
  */
 static uint32_t column_index(struct column *col)
 {
-        uint32_t e = ix_init(&col->names, col->n);
+        uint32_t e = cl_ix_init(&col->names, col->n);
 
         for (size_t i = 0; !e && i < col->n; i++) {
                 struct cell *c = &col->cells[i];
@@ -532,8 +533,8 @@ static uint32_t column_index(struct column *col)
                 c->next = c->tail = NO_CELL;
                 if (!c->name)
                         continue;
-                h = str_hash(c->name, true);
-                while ((j = ix_next(&col->names, h, &pos)) != NO_CELL &&
+                h = cl_str_hash(c->name, true);
+                while ((j = cl_ix_next(&col->names, h, &pos)) != NO_CELL &&
                        strcasecmp(col->cells[j].name, c->name))
                         ;
                 if (j == NO_CELL) {
@@ -549,14 +550,14 @@ static uint32_t column_index(struct column *col)
 }
 
 /* The first cell of col named name (case-insensitive), NO_CELL if none. */
-static uint32_t column_find(const struct column *col, const char *name)
+static uint32_t cl_column_find(const struct column *col, const char *name)
 {
         size_t pos = SIZE_MAX;
         uint32_t j;
 
         if (!col->names.slot)
                 return NO_CELL;
-        while ((j = ix_next(&col->names, str_hash(name, true), &pos)) != NO_CELL &&
+        while ((j = cl_ix_next(&col->names, cl_str_hash(name, true), &pos)) != NO_CELL &&
                strcasecmp(col->cells[j].name, name))
                 ;
         return j;
@@ -584,8 +585,8 @@ static size_t *blocks_to_sids(const pcq_query *q, uint32_t n_blocks)
 }
 
 /* The sample in b as one column per sid (*ret_cols, the caller's). */
-static uint32_t parse_sample(const pcq_query *q, const struct pcq_buf *b,
-                             struct pcq_data_header *hdr, struct column **ret_cols)
+static uint32_t cl_sample_parse(const pcq_query *q, const struct pcq_buf *b,
+                                struct pcq_data_header *hdr, struct column **ret_cols)
 {
         struct pcq_data_item item;
         struct column *cols = calloc(q->n_sids + 1, sizeof(*cols));
@@ -615,7 +616,7 @@ static uint32_t parse_sample(const pcq_query *q, const struct pcq_buf *b,
         pcq_iter_done(&it);
         free(by_block);
         if (e) {
-                columns_free(cols, q->n_sids);
+                cl_columns_free(cols, q->n_sids);
                 return e;
         }
         *ret_cols = cols;
@@ -677,7 +678,7 @@ static bool entry_is(const struct entry *en, size_t member, uint32_t id, const c
 
 static uint32_t entry_hash(size_t member, uint32_t id, const char *name)
 {
-        return str_hash(name, false) ^ id * 2654435761u ^ (uint32_t) member * 40503u;
+        return cl_str_hash(name, false) ^ id * 2654435761u ^ (uint32_t) member * 40503u;
 }
 
 /* Indexes ctr's entries of the previous sample, once, on the first miss. */
@@ -687,14 +688,14 @@ static uint32_t old_index(const pcq_counter *ctr, struct ix *x)
 
         if (x->slot)
                 return ERROR_SUCCESS;
-        e = ix_init(x, ctr->n_entries);
+        e = cl_ix_init(x, ctr->n_entries);
         for (size_t i = 0; !e && i < ctr->n_entries; i++) {
                 const struct entry *en = &ctr->entries[i];
                 size_t pos = SIZE_MAX;
 
                 if (!en->name)
                         continue;
-                while (ix_next(x, entry_hash(en->member, en->id, en->name), &pos) != NO_CELL)
+                while (cl_ix_next(x, entry_hash(en->member, en->id, en->name), &pos) != NO_CELL)
                         ;
                 x->slot[pos] = (uint32_t) i + 1;
         }
@@ -717,7 +718,7 @@ static uint32_t old_entry(pcq_counter *ctr, struct ix *x, size_t hint, size_t me
                 return ERROR_SUCCESS;
         }
         e = old_index(ctr, x);
-        while (!e && (j = ix_next(x, entry_hash(member, id, name), &pos)) != NO_CELL)
+        while (!e && (j = cl_ix_next(x, entry_hash(member, id, name), &pos)) != NO_CELL)
                 if (entry_is(&ctr->entries[j], member, id, name)) {
                         *ret = &ctr->entries[j];
                         break;
@@ -765,7 +766,7 @@ static size_t member_cells(const pcq_query *q, const pcq_counter *ctr, size_t mi
 
         if (col->status || !ctr->exact)
                 return col->status ? 0 : col->n;
-        for (uint32_t i = column_find(col, ctr->exact); i != NO_CELL; i = col->cells[i].next)
+        for (uint32_t i = cl_column_find(col, ctr->exact); i != NO_CELL; i = col->cells[i].next)
                 n++;
         return n;
 }
@@ -789,7 +790,8 @@ static uint32_t live_entries(const pcq_query *q, pcq_counter *ctr, size_t mi, st
                         e = entry_add(q, ctr, mi, i, v, n, kept, old);
                 return e;
         }
-        for (uint32_t i = column_find(col, ctr->exact); !e && i != NO_CELL; i = col->cells[i].next)
+        for (uint32_t i = cl_column_find(col, ctr->exact); !e && i != NO_CELL;
+             i = col->cells[i].next)
                 e = entry_add(q, ctr, mi, i, v, n, kept, old);
         return e;
 }
@@ -828,12 +830,12 @@ static uint32_t entries_update(const pcq_query *q, pcq_counter *ctr)
         free(kept);
         free(old.slot);
         if (e) {
-                entries_free(v, n);
+                cl_entries_free(v, n);
                 v = NULL;
                 n = 0;
-                items_clear(ctr);
+                cl_items_clear(ctr);
         }
-        entries_free(ctr->entries, ctr->n_entries);
+        cl_entries_free(ctr->entries, ctr->n_entries);
         ctr->entries = v;
         ctr->n_entries = n;
         return e;
@@ -960,8 +962,8 @@ static uint32_t member_items(pcq_query *q, pcq_counter *ctr, struct prev_items *
         if (!e && ctr->aggregate && (only_total || cl_instance_matches(&ctr->p, CL_TOTAL, 0)))
                 e = item_add(ctr, old, mi, NONE, true, 0);
         if (!e && ctr->n_items == before && ctr->p.instance && !cl_path_has_wildcard(&ctr->p)) {
-                set_error(q, "no instance '%s' of counterset '%s' is live", ctr->p.instance,
-                          ctr->object);
+                cl_query_set_error(q, "no instance '%s' of counterset '%s' is live",
+                                   ctr->p.instance, ctr->object);
                 e = item_add(ctr, old, mi, NONE, false,
                              col->status ? pdh_status(col->status) : PDH_CSTATUS_NO_INSTANCE);
         }
@@ -1002,7 +1004,7 @@ static uint32_t items_update(pcq_query *q, pcq_counter *ctr)
         ctr->n_items = 0;
         e = ctr->items && ctr->values ? items_fill(q, ctr, &old) : PDH_MEMORY_ALLOCATION_FAILURE;
         if (e)
-                items_clear(ctr);
+                cl_items_clear(ctr);
         for (size_t i = 0; i < old.n; i++) {
                 free((char *) old.values[i].path);
                 free((char *) old.values[i].instance);
@@ -1023,11 +1025,11 @@ PCQ_API uint32_t pcq_query_collect(pcq_query *q)
                 return PDH_INVALID_ARGUMENT;
         e = pcq_counter_data(q->h, &b);
         if (!e)
-                e = parse_sample(q, &b, &hdr, &cols);
+                e = cl_sample_parse(q, &b, &hdr, &cols);
         pcq_buf_done(&b);
         if (e)
                 return e;
-        columns_free(q->cols, q->n_cols);
+        cl_columns_free(q->cols, q->n_cols);
         q->cols = cols;
         q->n_cols = q->n_sids;
         q->hdr = hdr;
