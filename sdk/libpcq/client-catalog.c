@@ -5,7 +5,9 @@
  * and 10, with 3 and 5 as fallbacks), so that paths can be resolved
  * without a round trip per name.  It is loaded on first use and reloaded
  * when a name is not found, since providers come and go; help texts are
- * loaded per counterset only when someone asks for them.
+ * loaded per counterset only when someone asks for them.  It fetches
+ * through the connection's link (client-link.h) and knows nothing of the
+ * connection that keeps it.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -254,7 +254,6 @@ static uint32_t pdh_status(uint32_t win32)
         }
 }
 
-/* Appends one item with its path. */
 /* Whether an item's instance string reads name (NULL: none) with #occ. */
 static bool instance_is(const char *s, const char *name, uint32_t occ)
 {
@@ -296,6 +295,7 @@ static bool item_reuse(struct prev_items *old, size_t i, const struct item *it,
         return true;
 }
 
+/* Appends one item with its path. */
 static uint32_t item_add(pcq_counter *ctr, struct prev_items *old, size_t member, size_t entry,
                          bool total, uint32_t status)
 {

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Browsing: resolving a path against the catalog, the live instances of a
- * counterset with PDH's #n numbering of duplicate names, and the two path
- * lists typeperf prints (pcq_list_paths, pcq_expand_path).
+ * Browsing: the live instances of a counterset with PDH's #n numbering of
+ * duplicate names, and the two path lists typeperf prints (pcq_list_paths,
+ * pcq_expand_path, freed with pcq_strv_free).  Paths are resolved by
+ * client-resolve.c and written by client-path.c.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "client-catalog.h"
 #include "client-conn.h"
 #include "client-path.h"
 #include "client-resolve.h"

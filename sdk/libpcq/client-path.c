@@ -18,6 +18,10 @@
  *    be written as they are listed;
  *  - "#digits" at the end of the instance is the index; any other '#' is
  *    part of the name, as instance names like "C#" exist.
+ *
+ * Besides pcq.h's parse, format and free, this file owns what the rest of
+ * libpcq asks of a path (client-path.h): the path of one listed or
+ * queried item, and whether an instance matches a path's instance part.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "client-catalog.h"
 #include "client-conn.h"
 #include "client-resolve.h"
 
