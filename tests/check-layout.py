@@ -57,12 +57,12 @@ for sub in ("plugin", "consumer", "usermode", "kernelmode"):
 
 # Folders whose files must not call each other round a loop.
 ACYCLIC = [
-    "sdk/libperflib", "sdk/librpc", "ctrpp",
+    "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
     "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
     "server-glue/operations", "server-glue/daemon",
 ]
 
-READMES = ["sdk", "sdk/libperflib", "sdk/librpc", "ctrpp",
+READMES = ["sdk", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
            "server-glue", "server-glue/daemon", "server-glue/namespace",
            "server-glue/operations", "server-glue/registry",
            "server-glue/plugins", "providers", "samples", "tools", "tests",

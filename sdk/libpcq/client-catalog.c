@@ -5,13 +5,27 @@
  * and 10, with 3 and 5 as fallbacks), so that paths can be resolved
  * without a round trip per name.  It is loaded on first use and reloaded
  * when a name is not found, since providers come and go; help texts are
- * loaded per counterset only when someone asks for them.
+ * loaded per counterset only when someone asks for them.  It fetches
+ * through the connection's link (client-link.h) and knows nothing of the
+ * connection that keeps it.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "client-internal.h"
+#include "client-catalog.h"
+#include "client-link.h"
+#include "client-wire.h"
+#include "perflib.h"
+
+/* Request codes of QueryCounterSetRegistrationInfo (MS-PCQ 3.1.4.1.2). */
+#define CL_REQ_COUNTERSET_INFO  1u
+#define CL_REQ_COUNTERSET_NAME  3u
+#define CL_REQ_COUNTERSET_HELP  4u
+#define CL_REQ_COUNTER_NAMES    5u
+#define CL_REQ_COUNTER_HELP     6u
+#define CL_REQ_ENGLISH_NAME     9u
+#define CL_REQ_ENGLISH_NAMES    10u
 
 static void set_clear(struct cl_set *s)
 {
@@ -34,12 +48,12 @@ void cl_catalog_clear(struct cl_catalog *cat)
 }
 
 /* A lone NUL-terminated string (codes 3, 4, 9), malloc'd, or NULL. */
-static char *lone_string(pcq_conn *c, const GUID *g, uint32_t code)
+static char *lone_string(struct cl_link *c, const GUID *g, uint32_t code)
 {
         struct pcq_buf b = { 0 };
         char *s;
 
-        if (pcq_registration_info(c, g, code, 0, &b) != ERROR_SUCCESS)
+        if (cl_link_registration_info(c, g, code, 0, &b) != ERROR_SUCCESS)
                 return NULL;
         s = b.data ? cl_utf16_to_utf8(b.data, b.size / 2, NULL) : strdup("");
         pcq_buf_done(&b);
@@ -47,12 +61,12 @@ static char *lone_string(pcq_conn *c, const GUID *g, uint32_t code)
 }
 
 /* Stores the strings of a code 5, 6 or 10 block in the counters' name or help. */
-static uint32_t counter_strings(pcq_conn *c, struct cl_set *s, uint32_t code, bool help)
+static uint32_t counter_strings(struct cl_link *c, struct cl_set *s, uint32_t code, bool help)
 {
         struct pcq_string_item item;
         struct pcq_buf b = { 0 };
         pcq_iter it;
-        uint32_t e = pcq_registration_info(c, &s->reg.guid, code, 0, &b);
+        uint32_t e = cl_link_registration_info(c, &s->reg.guid, code, 0, &b);
 
         if (e)
                 return e;
@@ -75,12 +89,12 @@ static uint32_t counter_strings(pcq_conn *c, struct cl_set *s, uint32_t code, bo
 }
 
 /* Registration info (code 1) into s. */
-static uint32_t set_info(pcq_conn *c, const GUID *g, struct cl_set *s)
+static uint32_t set_info(struct cl_link *c, const GUID *g, struct cl_set *s)
 {
         struct pcq_counter_reg reg;
         struct pcq_buf b = { 0 };
         pcq_iter it;
-        uint32_t e = pcq_registration_info(c, g, CL_REQ_COUNTERSET_INFO, 0, &b), n = 0;
+        uint32_t e = cl_link_registration_info(c, g, CL_REQ_COUNTERSET_INFO, 0, &b), n = 0;
 
         if (e)
                 return e;
@@ -99,7 +113,7 @@ static uint32_t set_info(pcq_conn *c, const GUID *g, struct cl_set *s)
         return e;
 }
 
-static uint32_t load_set(pcq_conn *c, const GUID *g, struct cl_set *s)
+static uint32_t load_set(struct cl_link *c, const GUID *g, struct cl_set *s)
 {
         uint32_t e = set_info(c, g, s);
 
@@ -118,16 +132,16 @@ static uint32_t load_set(pcq_conn *c, const GUID *g, struct cl_set *s)
         return ERROR_SUCCESS;
 }
 
-uint32_t cl_catalog_load(pcq_conn *c, bool refresh)
+uint32_t cl_catalog_load(struct cl_catalog *catalog, struct cl_link *c, bool refresh)
 {
         struct cl_catalog cat = { 0 };
         GUID *guids = NULL;
         size_t n = 0;
         uint32_t e;
 
-        if (c->catalog.loaded && !refresh)
+        if (catalog->loaded && !refresh)
                 return ERROR_SUCCESS;
-        e = pcq_enum_countersets(c, &guids, &n);
+        e = cl_link_enum_countersets(c, &guids, &n);
         if (e)
                 return e;
         cat.sets = calloc(n + 1, sizeof(*cat.sets));
@@ -152,9 +166,9 @@ uint32_t cl_catalog_load(pcq_conn *c, bool refresh)
                 cl_catalog_clear(&cat);
                 return e;
         }
-        cl_catalog_clear(&c->catalog);
-        c->catalog = cat;
-        c->catalog.loaded = true;
+        cl_catalog_clear(catalog);
+        *catalog = cat;
+        catalog->loaded = true;
         return ERROR_SUCCESS;
 }
 
@@ -166,15 +180,16 @@ static const struct cl_set *find(const struct cl_catalog *cat, const char *name)
         return NULL;
 }
 
-const struct cl_set *cl_catalog_find(pcq_conn *c, const char *name)
+const struct cl_set *cl_catalog_find(struct cl_catalog *catalog, struct cl_link *c,
+                                     const char *name)
 {
         const struct cl_set *s;
 
-        if (cl_catalog_load(c, false) != ERROR_SUCCESS)
+        if (cl_catalog_load(catalog, c, false) != ERROR_SUCCESS)
                 return NULL;
-        s = find(&c->catalog, name);
-        if (!s && cl_catalog_load(c, true) == ERROR_SUCCESS)
-                s = find(&c->catalog, name);
+        s = find(catalog, name);
+        if (!s && cl_catalog_load(catalog, c, true) == ERROR_SUCCESS)
+                s = find(catalog, name);
         return s;
 }
 
@@ -194,7 +209,7 @@ const struct cl_counter *cl_set_counter_id(const struct cl_set *s, uint32_t id)
         return NULL;
 }
 
-void cl_catalog_help(pcq_conn *c, struct cl_set *s)
+void cl_catalog_help(struct cl_link *c, struct cl_set *s)
 {
         if (s->help_loaded)
                 return;

@@ -1,158 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The connection and the eight PerflibV2 calls of pcq.h section 1, over
- * the internal client (perflibv2.h).  What this adds is MS-PCQ's sizing
- * rule: every lpData call is retried with a larger buffer while the server
- * says ERROR_NOT_ENOUGH_MEMORY (or its pdwRtnSize is larger than what it
- * sent), up to the IDL's range() limit, and the size that worked is kept
- * as the next call's first guess.
+ * pcq_conn and the eight PerflibV2 calls of pcq.h section 1.  A
+ * connection is a link to a server (client-link.c, which does the
+ * connecting and the sizing rule), the host name the caller gave, and the
+ * catalog of the server's countersets (client-catalog.c) that paths are
+ * resolved against; this file owns their lifetime and checks the
+ * arguments of the public calls.  A query handle borrows its connection's
+ * link.
  */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "client-internal.h"
-#include "pcq-utf.h"
+#include "client-conn.h"
 
-#define SOCKET_NAME             "perflibd.sock"
-#define FIRST_GUESS             4096u
-#define MAX_TRIES               16
+struct pcq_handle {
+        struct cl_link *link;           /* borrowed, the connection's */
+        struct pv2_handle h;
+};
 
-/* ---- connecting ---- */
-
-static bool is_local(const char *host)
-{
-        return !host || !*host || !strcmp(host, ".") || !strcasecmp(host, "localhost");
-}
-
-static bool exists(const char *path)
-{
-        return access(path, F_OK) == 0;
-}
-
-/*
- * The local server's socket, found the way perflibd picks its runtime
- * directory (pl_runtime_dir), but never creating anything.  Malloc'd.
- */
-static char *local_socket(void)
-{
-        const char *e = getenv("PERFLIB_SOCKET");
-        char *s = NULL;
-
-        if (e && *e)
-                return strdup(e);
-        e = getenv("PERFLIB_RUNTIME_DIR");
-        if (e && *e)
-                return asprintf(&s, "%s/" SOCKET_NAME, e) < 0 ? NULL : s;
-        if (exists("/run/perflib/" SOCKET_NAME))
-                return strdup("/run/perflib/" SOCKET_NAME);
-        e = getenv("XDG_RUNTIME_DIR");
-        if (e && *e && asprintf(&s, "%s/perflib/" SOCKET_NAME, e) >= 0) {
-                if (exists(s))
-                        return s;
-                free(s);
-        }
-        return asprintf(&s, "/tmp/perflib-%u/" SOCKET_NAME, (unsigned) getuid()) < 0 ? NULL : s;
-}
-
-/* Splits "host", "host:port", "[v6]" or "[v6]:port" into malloc'd parts. */
-static uint32_t split_host(const char *spec, char **ret_host, char **ret_port)
-{
-        const char *port = NULL, *end;
-        size_t len;
-
-        if (spec[0] == '[') {
-                end = strchr(spec, ']');
-                if (!end || (end[1] && (end[1] != ':' || !end[2])))
-                        return PDH_CSTATUS_NO_MACHINE;
-                spec++;
-                len = (size_t) (end - spec);
-                port = end[1] ? end + 2 : NULL;
-        } else {
-                end = strchr(spec, ':');
-                /* More than one colon: a bare IPv6 address, no port. */
-                if (end && strchr(end + 1, ':'))
-                        end = NULL;
-                len = end ? (size_t) (end - spec) : strlen(spec);
-                port = end ? end + 1 : NULL;
-                if (port && !*port)
-                        return PDH_CSTATUS_NO_MACHINE;
-        }
-        if (len == 0)
-                return PDH_CSTATUS_NO_MACHINE;
-        *ret_host = strndup(spec, len);
-        *ret_port = strdup(port ? port : PCQ_DEFAULT_TCP_PORT);
-        if (!*ret_host || !*ret_port) {
-                free(*ret_host);
-                free(*ret_port);
-                return PDH_MEMORY_ALLOCATION_FAILURE;
-        }
-        return ERROR_SUCCESS;
-}
-
-static uint32_t from_errno(int r)
-{
-        switch (r) {
-        case -ENOMEM:
-                return PDH_MEMORY_ALLOCATION_FAILURE;
-        case -EACCES:
-        case -EPERM:
-                return ERROR_ACCESS_DENIED;
-        case -EINVAL:
-        case -ENAMETOOLONG:
-                return PDH_INVALID_ARGUMENT;
-        default:
-                return PDH_CANNOT_CONNECT_MACHINE;
-        }
-}
-
-/*
- * Connects c->client to host.  Over TCP, c->machine becomes the host name
- * alone (no port, no brackets): it is the szMachine of every call, which
- * perflibd hands to providers as the name of the machine asked.
- */
-static uint32_t open_client(pcq_conn *c, const char *host, int timeout_ms)
-{
-        char *path = NULL, *h = NULL, *port = NULL;
-        uint32_t e;
-        int r;
-
-        if (is_local(host) || !strncmp(host, "unix:", 5)) {
-                path = is_local(host) ? local_socket() : strdup(host + 5);
-                if (!path)
-                        return PDH_MEMORY_ALLOCATION_FAILURE;
-                r = pv2_client_connect_unix(path, timeout_ms, &c->client);
-                free(path);
-                return r < 0 ? from_errno(r) : ERROR_SUCCESS;
-        }
-        e = split_host(host, &h, &port);
-        if (e)
-                return e;
-        r = pv2_client_connect_tcp(h, port, timeout_ms, &c->client);
-        free(port);
-        if (r < 0) {
-                free(h);
-                return from_errno(r);
-        }
-        c->machine = h;
-        return ERROR_SUCCESS;
-}
-
-/* One cheap call, so that a server that refuses this user says so now. */
-static uint32_t probe(pcq_conn *c)
-{
-        struct pv2_out o = { 0 };
-        uint32_t e = pv2_enumerate_counterset(c->client, c->machine, 0, &o);
-
-        pv2_out_done(&o);
-        if (e == ERROR_NOT_ENOUGH_MEMORY)
-                return ERROR_SUCCESS;
-        if (e == ERROR_CONNECTION_ABORTED)
-                return PDH_CANNOT_CONNECT_MACHINE;
-        return e;
-}
+/* ---- the connection ---- */
 
 PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret)
 {
@@ -166,15 +32,12 @@ PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret)
         c = calloc(1, sizeof(*c));
         if (!c)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
-        c->host = strdup(is_local(host) ? "" : host);
+        c->host = strdup(cl_host_is_local(host) ? "" : host);
         if (!c->host) {
                 e = PDH_MEMORY_ALLOCATION_FAILURE;
                 goto fail;
         }
-        e = open_client(c, host, timeout_ms);
-        if (e)
-                goto fail;
-        e = probe(c);
+        e = cl_link_open(&c->link, host, timeout_ms);
         if (e)
                 goto fail;
         *ret = c;
@@ -189,9 +52,8 @@ PCQ_API void pcq_conn_free(pcq_conn *c)
         if (!c)
                 return;
         cl_catalog_clear(&c->catalog);
-        pv2_client_free(c->client);
+        cl_link_close(&c->link);
         free(c->host);
-        free(c->machine);
         free(c);
 }
 
@@ -200,140 +62,29 @@ PCQ_API const char *pcq_conn_host(const pcq_conn *c)
         return c ? c->host : "";
 }
 
-PCQ_API void pcq_buf_done(struct pcq_buf *b)
-{
-        if (!b)
-                return;
-        free(b->data);
-        *b = (struct pcq_buf){ 0 };
-}
-
-/* ---- the sizing rule ---- */
-
-struct call {
-        enum pv2_opnum op;
-        uint32_t max;
-        const GUID *guid;
-        uint32_t code, lcid;
-        const struct pv2_handle *h;
-};
-
-static uint32_t call_once(pcq_conn *c, const struct call *k, uint32_t size, struct pv2_out *o)
-{
-        switch (k->op) {
-        case PV2_ENUMERATE_COUNTERSET:
-                return pv2_enumerate_counterset(c->client, c->machine, size, o);
-        case PV2_QUERY_COUNTERSET_REGISTRATION_INFO:
-                return pv2_query_registration_info(c->client, c->machine, k->guid, k->code,
-                                                   k->lcid, size, o);
-        case PV2_ENUMERATE_COUNTERSET_INSTANCES:
-                return pv2_enumerate_instances(c->client, c->machine, k->guid, size, o);
-        case PV2_QUERY_COUNTER_INFO:
-                return pv2_query_counter_info(c->client, k->h, size, o);
-        case PV2_QUERY_COUNTER_DATA:
-                return pv2_query_counter_data(c->client, k->h, size, o);
-        default:
-                return ERROR_INVALID_PARAMETER;
-        }
-}
-
-/* The next buffer size after the server asked for rtn bytes (0: it did not say). */
-static uint32_t grow(uint32_t size, uint32_t rtn, uint32_t max)
-{
-        uint64_t next = (uint64_t) size * 2;
-
-        /* Slack over what was asked for, since the data may grow meanwhile. */
-        if (rtn > size)
-                next = (uint64_t) rtn + rtn / 8 + 64;
-        return next > max ? max : (uint32_t) next;
-}
-
-/* *ret gets the bytes (out_size of them) on success, owned by the caller. */
-static uint32_t sized_call(pcq_conn *c, const struct call *k, struct pv2_out *ret)
-{
-        uint32_t size = c->size_hint[k->op] ? c->size_hint[k->op] : FIRST_GUESS;
-        uint32_t e = ERROR_NOT_ENOUGH_MEMORY;
-
-        if (size > k->max)
-                size = k->max;
-        for (int i = 0; i < MAX_TRIES; i++) {
-                struct pv2_out o = { 0 };
-
-                e = call_once(c, k, size, &o);
-                if (e == ERROR_SUCCESS && o.rtn_size <= o.out_size) {
-                        c->size_hint[k->op] = size;
-                        *ret = o;
-                        return ERROR_SUCCESS;
-                }
-                pv2_out_done(&o);
-                if ((e != ERROR_SUCCESS && e != ERROR_NOT_ENOUGH_MEMORY) || size == k->max)
-                        break;
-                size = grow(size, o.rtn_size, k->max);
-        }
-        return e == ERROR_SUCCESS ? ERROR_NOT_ENOUGH_MEMORY : e;
-}
-
-static uint32_t sized_buf(pcq_conn *c, const struct call *k, struct pcq_buf *ret)
-{
-        struct pv2_out o = { 0 };
-        uint32_t e = sized_call(c, k, &o);
-
-        if (e)
-                return e;
-        *ret = (struct pcq_buf){ .data = o.data, .size = o.out_size };
-        return ERROR_SUCCESS;
-}
-
 /* ---- the eight calls ---- */
 
 PCQ_API uint32_t pcq_enum_countersets(pcq_conn *c, GUID **ret_guids, size_t *ret_n)
 {
-        struct call k = { .op = PV2_ENUMERATE_COUNTERSET, .max = PV2_MAX_ENUMERATE_GUIDS };
-        struct pv2_out o = { 0 };
-        GUID *v;
-        uint32_t e;
-
         if (!c || !ret_guids || !ret_n)
                 return PDH_INVALID_ARGUMENT;
-        /* Counted in GUIDs, at most 256: ask for all at once. */
-        c->size_hint[k.op] = PV2_MAX_ENUMERATE_GUIDS;
-        e = sized_call(c, &k, &o);
-        if (e)
-                return e;
-        v = calloc(o.out_size ? o.out_size : 1, sizeof(*v));
-        if (!v) {
-                pv2_out_done(&o);
-                return PDH_MEMORY_ALLOCATION_FAILURE;
-        }
-        for (uint32_t i = 0; i < o.out_size; i++)
-                cl_guid_read(o.data + 16 * (size_t) i, &v[i]);
-        *ret_n = o.out_size;
-        *ret_guids = v;
-        pv2_out_done(&o);
-        return ERROR_SUCCESS;
+        return cl_link_enum_countersets(&c->link, ret_guids, ret_n);
 }
 
 PCQ_API uint32_t pcq_registration_info(pcq_conn *c, const GUID *counterset,
                                        uint32_t request_code, uint32_t lcid,
                                        struct pcq_buf *ret)
 {
-        struct call k = { .op = PV2_QUERY_COUNTERSET_REGISTRATION_INFO,
-                          .max = PV2_MAX_REG_INFO_BYTES, .guid = counterset,
-                          .code = request_code, .lcid = lcid };
-
         if (!c || !counterset || !ret)
                 return PDH_INVALID_ARGUMENT;
-        return sized_buf(c, &k, ret);
+        return cl_link_registration_info(&c->link, counterset, request_code, lcid, ret);
 }
 
 PCQ_API uint32_t pcq_enum_instances(pcq_conn *c, const GUID *counterset, struct pcq_buf *ret)
 {
-        struct call k = { .op = PV2_ENUMERATE_COUNTERSET_INSTANCES,
-                          .max = PV2_MAX_INSTANCES_BYTES, .guid = counterset };
-
         if (!c || !counterset || !ret)
                 return PDH_INVALID_ARGUMENT;
-        return sized_buf(c, &k, ret);
+        return cl_link_enum_instances(&c->link, counterset, ret);
 }
 
 PCQ_API uint32_t pcq_open(pcq_conn *c, pcq_handle **ret)
@@ -346,8 +97,8 @@ PCQ_API uint32_t pcq_open(pcq_conn *c, pcq_handle **ret)
         h = calloc(1, sizeof(*h));
         if (!h)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
-        h->conn = c;
-        e = pv2_open_query(c->client, c->machine, &h->h);
+        h->link = &c->link;
+        e = pv2_open_query(c->link.client, c->link.machine, &h->h);
         if (e) {
                 free(h);
                 return e;
@@ -360,7 +111,7 @@ PCQ_API void pcq_close(pcq_handle *h)
 {
         if (!h)
                 return;
-        (void) pv2_close_query(h->conn->client, &h->h);
+        (void) pv2_close_query(h->link->client, &h->h);
         free(h);
 }
 
@@ -368,87 +119,19 @@ PCQ_API uint32_t pcq_validate(pcq_handle *h, struct pcq_buf *ids, bool add)
 {
         if (!h || !ids || !ids->data || ids->size > PV2_MAX_VALIDATE_BYTES)
                 return PDH_INVALID_ARGUMENT;
-        return pv2_validate_counters(h->conn->client, &h->h, ids->data, ids->size, add);
+        return pv2_validate_counters(h->link->client, &h->h, ids->data, ids->size, add);
 }
 
 PCQ_API uint32_t pcq_counter_info(pcq_handle *h, struct pcq_buf *ret)
 {
-        struct call k = { .op = PV2_QUERY_COUNTER_INFO, .max = PV2_MAX_COUNTER_INFO_BYTES };
-
         if (!h || !ret)
                 return PDH_INVALID_ARGUMENT;
-        k.h = &h->h;
-        return sized_buf(h->conn, &k, ret);
+        return cl_link_counter_info(h->link, &h->h, ret);
 }
 
 PCQ_API uint32_t pcq_counter_data(pcq_handle *h, struct pcq_buf *ret)
 {
-        struct call k = { .op = PV2_QUERY_COUNTER_DATA, .max = PV2_MAX_COUNTER_DATA_BYTES };
-
         if (!h || !ret)
                 return PDH_INVALID_ARGUMENT;
-        k.h = &h->h;
-        return sized_buf(h->conn, &k, ret);
-}
-
-/* ---- building identifiers ---- */
-
-/* UTF-16 units of s (NUL excluded), or SIZE_MAX if s is not UTF-8. */
-static size_t utf16_units(const char *s)
-{
-        const unsigned char *p = (const unsigned char *) s;
-        size_t n = 0;
-        uint32_t cp;
-
-        while (*p) {
-                p += pcq_utf8_next(p, &cp);
-                if (cp == PCQ_UTF_INVALID)
-                        return SIZE_MAX;
-                n += cp >= 0x10000 ? 2 : 1;
-        }
-        return n;
-}
-
-static void put_utf16(uint8_t *p, const char *s)
-{
-        const unsigned char *q = (const unsigned char *) s;
-        uint16_t u[2];
-        uint32_t cp;
-
-        while (*q) {
-                q += pcq_utf8_next(q, &cp);
-                for (size_t i = 0, n = pcq_utf16_encode(cp, u); i < n; i++, p += 2) {
-                        p[0] = (uint8_t) u[i];
-                        p[1] = (uint8_t) (u[i] >> 8);
-                }
-        }
-}
-
-PCQ_API uint32_t pcq_ident_append(struct pcq_buf *b, const GUID *counterset,
-                                  uint32_t counter_id, uint32_t instance_id,
-                                  const char *instance)
-{
-        size_t units = instance ? utf16_units(instance) : 0, size;
-        uint8_t *data, *p;
-
-        if (!b || !counterset || units == SIZE_MAX || units > 0x10000)
-                return PDH_INVALID_ARGUMENT;
-        size = CL_IDENT_SIZE + (instance ? 2 * (units + 1) : 0);
-        size = (size + 7) & ~(size_t) 7;
-        if ((size_t) b->size + size > PV2_MAX_VALIDATE_BYTES)
-                return PDH_INVALID_ARGUMENT;
-        data = realloc(b->data, b->size + size);
-        if (!data)
-                return PDH_MEMORY_ALLOCATION_FAILURE;
-        p = data + b->size;
-        memset(p, 0, size);
-        cl_guid_write(p, counterset);
-        cl_put32(p + 20, (uint32_t) size);
-        cl_put32(p + 24, counter_id);
-        cl_put32(p + 28, instance_id);
-        if (instance)
-                put_utf16(p + CL_IDENT_SIZE, instance);
-        b->data = data;
-        b->size += (uint32_t) size;
-        return ERROR_SUCCESS;
+        return cl_link_counter_data(h->link, &h->h, ret);
 }

@@ -1,27 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Browsing: resolving a path against the catalog, the live instances of a
- * counterset with PDH's #n numbering of duplicate names, and the two path
- * lists typeperf prints (pcq_list_paths, pcq_expand_path).
+ * Browsing: the live instances of a counterset with PDH's #n numbering of
+ * duplicate names, and the two path lists typeperf prints (pcq_list_paths,
+ * pcq_expand_path, freed with pcq_strv_free).  Paths are resolved by
+ * client-resolve.c and written by client-path.c.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "client-internal.h"
+#include "client-catalog.h"
+#include "client-conn.h"
+#include "client-path.h"
+#include "client-resolve.h"
+
+/*
+ * The live instances of a counterset, in server order, each with its
+ * PDH occurrence number: the first "name" is 0, the second one 1 (written
+ * "name#1"), and so on.
+ */
+struct cl_instance {
+        char *name;                     /* owned */
+        uint32_t id;
+        uint32_t occurrence;
+};
+
+/* A growing NULL-terminated string vector. */
+struct cl_strv {
+        char **v;
+        size_t n, cap;
+};
 
 /* ---- instances ---- */
 
-void cl_instances_free(struct cl_instance *v, size_t n)
+static void cl_instances_free(struct cl_instance *v, size_t n)
 {
         for (size_t i = 0; v && i < n; i++)
                 free(v[i].name);
         free(v);
 }
 
-void cl_instances_number(struct cl_instance *v, size_t n)
+/* Numbers the occurrences of equal names in v. */
+static void cl_instances_number(struct cl_instance *v, size_t n)
 {
         /* Quadratic, but instance lists are short and this keeps server order. */
         for (size_t i = 0; i < n; i++) {
@@ -32,7 +52,8 @@ void cl_instances_number(struct cl_instance *v, size_t n)
         }
 }
 
-uint32_t cl_instances(pcq_conn *c, const GUID *set, struct cl_instance **ret, size_t *ret_n)
+/* *ret (malloc'd array, the caller's: cl_instances_free) may be empty. */
+static uint32_t cl_instances(pcq_conn *c, const GUID *set, struct cl_instance **ret, size_t *ret_n)
 {
         struct pcq_instance_item item;
         struct cl_instance *v = NULL, *nv;
@@ -70,50 +91,10 @@ uint32_t cl_instances(pcq_conn *c, const GUID *set, struct cl_instance **ret, si
         return ERROR_SUCCESS;
 }
 
-/* One part of an instance pattern: "x*" matches by prefix, else the exact text. */
-static bool part_matches(const char *pat, size_t plen, const char *s, size_t len)
-{
-        if (plen > 0 && pat[plen - 1] == '*')
-                return plen - 1 <= len && !strncasecmp(pat, s, plen - 1);
-        return plen == len && !strncasecmp(pat, s, len);
-}
-
-/*
- * PDH's "(parent/instance#index)" with a wildcard allowed in each part:
- * "*" or "prefix*" as the parent or the instance matches every
- * occurrence, "#*" every occurrence of one name.  The parent is what the
- * name holds before its first '/' (names without one have no parent).
- */
-bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence)
-{
-        const char *inst = name, *slash;
-        size_t plen;
-
-        if (!p->instance)
-                return true;
-        if (p->parent) {
-                slash = strchr(name, '/');
-                if (!slash || !part_matches(p->parent, strlen(p->parent), name,
-                                            (size_t) (slash - name)))
-                        return false;
-                inst = slash + 1;
-        }
-        plen = strlen(p->instance);
-        if (plen >= 2 && !strcmp(p->instance + plen - 2, "#*"))
-                return part_matches(p->instance, plen - 2, inst, strlen(inst));
-        if (plen > 0 && p->instance[plen - 1] == '*')
-                return part_matches(p->instance, plen, inst, strlen(inst));
-        return part_matches(p->instance, plen, inst, strlen(inst)) && occurrence == p->index;
-}
-
-bool cl_path_has_wildcard(const struct pcq_path *p)
-{
-        return (p->instance && strchr(p->instance, '*')) || (p->parent && strchr(p->parent, '*'));
-}
-
 /* ---- string vectors ---- */
 
-uint32_t cl_strv_push(struct cl_strv *sv, char *s)
+/* Takes ownership of s (freed on failure). */
+static uint32_t cl_strv_push(struct cl_strv *sv, char *s)
 {
         if (!s)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
@@ -151,69 +132,6 @@ static uint32_t strv_finish(struct cl_strv *sv, uint32_t e, char ***ret)
         }
         *ret = sv->v;
         return ERROR_SUCCESS;
-}
-
-/* ---- resolving a path ---- */
-
-static void say(char **ret_error, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!ret_error)
-                return;
-        free(*ret_error);
-        va_start(ap, fmt);
-        if (vasprintf(ret_error, fmt, ap) < 0)
-                *ret_error = NULL;
-        va_end(ap);
-}
-
-static const char *where(const pcq_conn *c, char *buf, size_t size)
-{
-        if (!*c->host)
-                return "the local machine";
-        snprintf(buf, size, "host '%s'", c->host);
-        return buf;
-}
-
-uint32_t cl_resolve(pcq_conn *c, const char *path, struct pcq_path *ret_path,
-                    const struct cl_set **ret_set, char **ret_error)
-{
-        struct pcq_path p = { 0 };
-        const struct cl_set *s;
-        char buf[300];
-        size_t pos = 0;
-        uint32_t e = pcq_path_parse(path, &p, &pos);
-
-        if (e) {
-                say(ret_error, "malformed counter path '%s' (at byte %zu)", path, pos);
-                return e;
-        }
-        if (p.host && strcasecmp(p.host, c->host) &&
-            !(!*c->host && (!strcmp(p.host, ".") || !strcasecmp(p.host, "localhost")))) {
-                say(ret_error, "path '%s' names host '%s', but the query is connected to %s",
-                    path, p.host, where(c, buf, sizeof(buf)));
-                e = PDH_CSTATUS_NO_MACHINE;
-                goto fail;
-        }
-        s = cl_catalog_find(c, p.object);
-        if (!s) {
-                say(ret_error, "no counterset named '%s' on %s", p.object,
-                    where(c, buf, sizeof(buf)));
-                e = PDH_CSTATUS_NO_OBJECT;
-                goto fail;
-        }
-        if (strcmp(p.counter, "*") && !cl_set_counter(s, p.counter)) {
-                say(ret_error, "counterset '%s' has no counter named '%s'", s->name, p.counter);
-                e = PDH_CSTATUS_NO_COUNTER;
-                goto fail;
-        }
-        *ret_path = p;
-        *ret_set = s;
-        return ERROR_SUCCESS;
-fail:
-        pcq_path_done(&p);
-        return e;
 }
 
 /* ---- listing ---- */
@@ -271,8 +189,8 @@ PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_insta
         if (!c || !ret)
                 return PDH_INVALID_ARGUMENT;
         p.host = *c->host ? c->host : NULL;
-        e = cl_catalog_load(c, true);
-        if (!e && object && !cl_catalog_find(c, object))
+        e = cl_catalog_load(&c->catalog, &c->link, true);
+        if (!e && object && !cl_catalog_find(&c->catalog, &c->link, object))
                 e = PDH_CSTATUS_NO_OBJECT;
         for (size_t i = 0; !e && i < c->catalog.n; i++) {
                 const struct cl_set *s = &c->catalog.sets[i];

@@ -18,12 +18,17 @@
  *    be written as they are listed;
  *  - "#digits" at the end of the instance is the index; any other '#' is
  *    part of the name, as instance names like "C#" exist.
+ *
+ * Besides pcq.h's parse, format and free, this file owns what the rest of
+ * libpcq asks of a path (client-path.h): the path of one listed or
+ * queried item, and whether an instance matches a path's instance part.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#include "client-internal.h"
+#include "client-path.h"
 
 static uint32_t fail(size_t pos, size_t *ret_pos)
 {
@@ -218,4 +223,45 @@ char *cl_item_path(const struct pcq_path *p, const char *object, const char *ins
         };
 
         return pcq_path_format(&q);
+}
+
+/* One part of an instance pattern: "x*" matches by prefix, else the exact text. */
+static bool part_matches(const char *pat, size_t plen, const char *s, size_t len)
+{
+        if (plen > 0 && pat[plen - 1] == '*')
+                return plen - 1 <= len && !strncasecmp(pat, s, plen - 1);
+        return plen == len && !strncasecmp(pat, s, len);
+}
+
+/*
+ * PDH's "(parent/instance#index)" with a wildcard allowed in each part:
+ * "*" or "prefix*" as the parent or the instance matches every
+ * occurrence, "#*" every occurrence of one name.  The parent is what the
+ * name holds before its first '/' (names without one have no parent).
+ */
+bool cl_instance_matches(const struct pcq_path *p, const char *name, uint32_t occurrence)
+{
+        const char *inst = name, *slash;
+        size_t plen;
+
+        if (!p->instance)
+                return true;
+        if (p->parent) {
+                slash = strchr(name, '/');
+                if (!slash || !part_matches(p->parent, strlen(p->parent), name,
+                                            (size_t) (slash - name)))
+                        return false;
+                inst = slash + 1;
+        }
+        plen = strlen(p->instance);
+        if (plen >= 2 && !strcmp(p->instance + plen - 2, "#*"))
+                return part_matches(p->instance, plen - 2, inst, strlen(inst));
+        if (plen > 0 && p->instance[plen - 1] == '*')
+                return part_matches(p->instance, plen, inst, strlen(inst));
+        return part_matches(p->instance, plen, inst, strlen(inst)) && occurrence == p->index;
+}
+
+bool cl_path_has_wildcard(const struct pcq_path *p)
+{
+        return (p->instance && strchr(p->instance, '*')) || (p->parent && strchr(p->parent, '*'));
 }
