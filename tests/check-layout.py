@@ -60,6 +60,7 @@ ACYCLIC = [
     "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
     "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
     "server-glue/operations", "server-glue/daemon",
+    "providers/common", "samples/common", "tools",
 ]
 
 READMES = ["sdk", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
