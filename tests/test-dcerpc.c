@@ -646,10 +646,22 @@ static void stub_faults(void **state)
         expect_fault(&s, 2, PV2_NCA_S_OP_RNG_ERROR);
         assert_int_equal(s.out[3], 0x23);       /* first, last, did not execute */
 
-        /* range(0, 256) on EnumerateCounterSet's dwInSize. */
-        put32(&t, 257);
+        /*
+         * EnumerateCounterSet's dwInSize (t still holds the machine name):
+         * the IDL's range(0, 256), which perflibd extends to
+         * PV2_MAX_ENUMERATE_GUIDS_EXT (perflibv2.h); one more faults, and
+         * 257 reaches the method.
+         */
+        put32(&t, PV2_MAX_ENUMERATE_GUIDS_EXT + 1);
         assert_int_equal(call(&s, 3, 0, &t), 0);
         expect_fault(&s, 3, PV2_NCA_S_FAULT_INVALID_BOUND);
+        stub_done(&t);
+        put_machine(&t);
+        put32(&t, 257);
+        assert_int_equal(call(&s, 40, 0, &t), 0);
+        assert_true(s.out_len > 24);
+        assert_int_equal(s.out[2], 2);          /* a response, not a fault */
+        assert_int_equal(fake.calls[0], 1);
         stub_done(&t);
 
         /* Short stub: dwInSize missing. */
@@ -699,7 +711,7 @@ static void stub_faults(void **state)
         assert_int_equal(call(&s, 10, 6, &t), 0);
         expect_fault(&s, 10, PV2_NCA_S_FAULT_INVALID_BOUND);
         stub_done(&t);
-        assert_int_equal(fake.calls[0] + fake.calls[6] + fake.calls[7], 0);
+        assert_int_equal(fake.calls[0] + fake.calls[6] + fake.calls[7], 1);
         sess_free(&s);
 }
 

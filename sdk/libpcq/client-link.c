@@ -262,13 +262,18 @@ static uint32_t sized_buf(struct cl_link *c, const struct call *k, struct pcq_bu
 
 uint32_t cl_link_enum_countersets(struct cl_link *c, GUID **ret_guids, size_t *ret_n)
 {
-        struct call k = { .op = PV2_ENUMERATE_COUNTERSET, .max = PV2_MAX_ENUMERATE_GUIDS };
+        struct call k = { .op = PV2_ENUMERATE_COUNTERSET, .max = PV2_MAX_ENUMERATE_GUIDS_EXT };
         struct pv2_out o = { 0 };
         GUID *v;
         uint32_t e;
 
-        /* Counted in GUIDs, at most 256: ask for all at once. */
-        c->size_hint[k.op] = PV2_MAX_ENUMERATE_GUIDS;
+        /*
+         * Counted in GUIDs: ask for the IDL's 256 at once, and for more
+         * only when the server says it has more (perflibd's extension; a
+         * Windows server never has).
+         */
+        if (c->size_hint[k.op] < PV2_MAX_ENUMERATE_GUIDS)
+                c->size_hint[k.op] = PV2_MAX_ENUMERATE_GUIDS;
         e = sized_call(c, &k, &o);
         if (e)
                 return e;

@@ -332,7 +332,7 @@ static void pull_common(struct pv2_stubs *s, uint16_t opnum, struct ndr_pull *p,
         switch (opnum) {
         case PV2_ENUMERATE_COUNTERSET:
                 pull_machine(p, a);
-                pull_in_size(p, a, PV2_MAX_ENUMERATE_GUIDS, fault);
+                pull_in_size(p, a, PV2_MAX_ENUMERATE_GUIDS_EXT, fault);
                 break;
         case PV2_QUERY_COUNTERSET_REGISTRATION_INFO:
                 pull_machine(p, a);

@@ -45,6 +45,15 @@ enum pv2_opnum {
 
 /* The IDL's range() limits on dwInSize, per opnum. */
 #define PV2_MAX_ENUMERATE_GUIDS         256u
+/*
+ * Our one extension of those ranges: EnumerateCounterSet accepts dwInSize
+ * up to this many GUIDs (1 MiB), so that a host with more than 256
+ * installed countersets can be enumerated whole by clients that know (our
+ * own).  A client that keeps to the IDL still gets ERROR_NOT_ENOUGH_MEMORY
+ * with the count, as Windows answers it; past this bound the call faults
+ * with nca_s_fault_invalid_bound as before.
+ */
+#define PV2_MAX_ENUMERATE_GUIDS_EXT     65536u
 #define PV2_MAX_REG_INFO_BYTES          134217728u
 #define PV2_MAX_INSTANCES_BYTES         67108864u
 #define PV2_MAX_COUNTER_INFO_BYTES      67108864u

@@ -22,7 +22,7 @@ uint32_t pcq_op_enumerate_counterset(struct ns *ns, uint32_t in_size, struct pv2
         struct pcq_buf b;
         uint8_t *data;
 
-        /* Counted in GUIDs; the IDL bounds dwInSize to 256, far below this. */
+        /* Counted in GUIDs; the stubs bound dwInSize far below this. */
         if (n > UINT32_MAX / GUID_SIZE)
                 return ERROR_OUTOFMEMORY;
         out->rtn_size = (uint32_t) n;

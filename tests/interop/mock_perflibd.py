@@ -149,7 +149,7 @@ def op_enumerate(data):
     req = p.PerflibV2EnumerateCounterSet(data)
     guids = sorted(expect.COUNTERSETS)
     r = p.PerflibV2EnumerateCounterSetResponse()
-    fits = in_range(req['dwInSize'], 256) >= len(guids)
+    fits = in_range(req['dwInSize'], 65536) >= len(guids)
     r['pdwOutSize'] = len(guids) if fits else 0
     r['pdwRtnSize'] = len(guids)
     r['lpData'] = [p.guid_field(g) for g in guids] if fits else []

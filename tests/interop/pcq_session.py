@@ -542,9 +542,10 @@ def probe(host, port, what, opnum, stub):
 def robustness(host, port):
     machine = p.PerflibV2EnumerateCounterSet()
     machine['szMachine'] = MACHINE
-    machine['dwInSize'] = 257
+    # perflibd extends the IDL's range(0, 256) to 65,536 GUIDs (perflibd(8)).
+    machine['dwInSize'] = 65537
     probe(host, port, 'opnum 8 (not in the interface)', 8, b'')
-    probe(host, port, 'EnumerateCounterSet dwInSize 257 (IDL range 0..256)', 0,
+    probe(host, port, 'EnumerateCounterSet dwInSize 65537 (past the extended range)', 0,
           machine.getData())
     probe(host, port, 'QueryCounterSetRegistrationInfo with a 6-byte stub', 1, b'\x01' * 6)
     probe(host, port, 'EnumerateCounterSet string with ActualCount > MaximumCount', 0,
