@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <uchar.h>
+#include <unistd.h>
 #include <wchar.h>
 #include <cmocka.h>
 
@@ -1227,6 +1228,68 @@ static void data_sizing(void **state)
         assert_int_equal(o.rtn_size, 48 + 16 + 24 + 8 + 2 * 72 + 64);
 }
 
+/* Snapshots taken for QueryCounterData since the last fake_ns_clear_events. */
+static size_t collections(const struct fx *fx)
+{
+        return fake_ns_count(fx->ns, FAKE_SNAPSHOT, NS_SNAPSHOT_COLLECT);
+}
+
+/*
+ * The sizing call collects; the call that follows with the size it was
+ * told is answered from that one sample (the values do not move though
+ * every snapshot bumps them), with exactly that size.  Another call on the
+ * handle, or waiting past the window, makes the next call collect again.
+ */
+static void data_sizing_collects_once(void **state)
+{
+        struct fx *fx = *state;
+        struct pv2_out o, again;
+        uint32_t need;
+
+        open_query(fx, NULL);
+        assert_int_equal(add1(fx, &g_multi, WILD, ANY, u"*"), 0);
+        fake_ns_bump_on_snapshot(fx->ns, true);
+        fake_ns_clear_events(fx->ns);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        need = o.rtn_size;
+        assert_int_equal(collections(fx), 1);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need, &o), ERROR_SUCCESS);
+        assert_int_equal(collections(fx), 1);
+        assert_int_equal(o.out_size, need);
+        assert_int_equal(o.rtn_size, need);
+        /* alpha's first counter as it was before the one snapshot bumped it */
+        assert_int_equal(get32(o.data + 48 + 16 + 24 + 8 + 24 + 8), alpha_values[0]);
+        out_done(&o);
+
+        /* Answered once only: the next call is a new sample. */
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need, &again), ERROR_SUCCESS);
+        assert_int_equal(collections(fx), 2);
+        assert_int_equal(get32(again.data + 48 + 16 + 24 + 8 + 24 + 8), alpha_values[0] + 1);
+        out_done(&again);
+
+        /* Another call on the handle in between drops what was kept. */
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        assert_int_equal(H->query_counter_info(&fx->s, fx->q, 1u << 16, &again), ERROR_SUCCESS);
+        out_done(&again);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need, &o), ERROR_SUCCESS);
+        assert_int_equal(collections(fx), 4);
+        out_done(&o);
+
+        /* So does the window going by. */
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        usleep(PCQ_KEPT_REPLY_NS / 1000 + 100000);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need, &o), ERROR_SUCCESS);
+        assert_int_equal(collections(fx), 6);
+        out_done(&o);
+
+        /* A buffer still too small: measured again, never truncated. */
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need - 8, &o),
+                         ERROR_NOT_ENOUGH_MEMORY);
+        assert_int_equal(o.rtn_size, need);
+        assert_int_equal(collections(fx), 8);
+}
+
 /*
  * A query read again is written in one pass into a buffer sized from last
  * time; when instances arrive that buffer is too small and the two-pass
@@ -1487,6 +1550,7 @@ int main(void)
                 T(data_one_snapshot_per_counterset),
                 T(data_reresolves_instances),
                 T(data_sizing),
+                T(data_sizing_collects_once),
                 T(data_regrowth),
                 T(query_limit),
                 T(validate_garbage),

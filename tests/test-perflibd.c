@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <grp.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -175,6 +176,40 @@ static uint64_t single_value(struct pv2_client *c, const struct pv2_handle *h)
         v = du_le64(o.data + 72);
         pv2_out_done(&o);
         return v;
+}
+
+/*
+ * The first block of a QueryCounterData answer: ERROR_SUCCESS with its
+ * value in *ret_value (PERF_SINGLE_COUNTER, 8 bytes), or its error status.
+ */
+static uint32_t block_status(struct pv2_client *c, const struct pv2_handle *h,
+                             uint64_t *ret_value)
+{
+        struct pv2_out o = { 0 };
+        uint32_t status;
+
+        assert_int_equal(pv2_query_counter_data(c, h, 1 << 16, &o), ERROR_SUCCESS);
+        assert_true(o.out_size >= 48 + 16);
+        status = du_le32(o.data + 48);
+        if (status == ERROR_SUCCESS) {
+                assert_int_equal(du_le32(o.data + 52), 1);         /* PERF_SINGLE_COUNTER */
+                *ret_value = du_le64(o.data + 72);
+        }
+        pv2_out_done(&o);
+        return status;
+}
+
+/* Polls (3 s at most) until the first block's status is want; false if it never is. */
+static bool status_becomes(struct pv2_client *c, const struct pv2_handle *h, uint32_t want)
+{
+        uint64_t v;
+
+        for (int i = 0; i < 60; i++) {
+                if (block_status(c, h, &v) == want)
+                        return true;
+                usleep(50000);
+        }
+        return false;
 }
 
 static void test_end_to_end(void **state)
@@ -509,8 +544,9 @@ static void ref_child(int cmd_fd, int ack_fd)
 
 /*
  * A provider that stops answering (SIGSTOP) while a query needs it to
- * dereference its counters: the query still succeeds, with the values last
- * collected, and later queries do too.
+ * dereference its counters: its instance is no longer found, rather than
+ * its last values served as fresh ones; it is still listed (stopped is not
+ * dead), and once it runs again its values are served again.
  */
 static void test_hung_provider(void **state)
 {
@@ -530,10 +566,11 @@ static void test_hung_provider(void **state)
         assert_int_equal(tu_command(&p, 'i'), 0);
         assert_true(single_value(c, &h) == 42);         /* dereferenced live */
         freeze(p.pid);
-        assert_true(single_value(c, &h) == 42);         /* the last collected value */
-        assert_true(single_value(c, &h) == 42);
+        assert_true(status_becomes(c, &h, ERROR_WMI_INSTANCE_NOT_FOUND));
         assert_true(has_cset(c));                       /* stopped is not dead */
         kill(p.pid, SIGCONT);
+        assert_true(status_becomes(c, &h, ERROR_SUCCESS));
+        assert_true(single_value(c, &h) == 42);
         pv2_client_free(c);
         tu_child_stop(&p);
 }
@@ -562,65 +599,81 @@ static void other_child(int cmd_fd, int ack_fd)
         _exit(0);
 }
 
-struct pending {
-        struct pv2_client *c;
-        struct pv2_handle h;
-        uint64_t value;
-        bool done;
-};
-
-static void *pending_query(void *userdata)
-{
-        struct pending *p = userdata;
-
-        p->value = single_value(p->c, &p->h);
-        __atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
-        return NULL;
-}
-
 /*
- * A query waiting on a hung provider holds up no other client: with a
- * collect bound of 10 s, a query of another provider is answered while
- * the first still waits, and the first completes once its provider runs.
+ * A provider whose values live in its segment (nothing to dereference) is
+ * stopped: within 3 s its instance is no longer served as a success, while
+ * another provider's values are; once it runs again it is served again.
+ * A query of it never waits on it meanwhile, even with a collect bound of
+ * 10 s.
  */
-static void test_hung_provider_isolated(void **state)
+static void test_stopped_provider(void **state)
 {
         struct tu_child p1 = { .cmd_fd = -1, .ack_fd = -1 }, p2 = p1;
-        struct pending a = { 0 };
-        struct pv2_handle hb;
-        struct pv2_client *b;
+        struct pv2_handle ha, hb;
+        struct pv2_client *c;
         uint8_t ids[64];
-        pthread_t t;
+        uint64_t v = 0;
         size_t n;
+        time_t t0;
 
-        assert_int_equal(tu_child_start(&p1, ref_child), 0);
+        assert_int_equal(tu_child_start(&p1, provider_child), 0);
         assert_int_equal(tu_child_start(&p2, other_child), 0);
         setenv("PERFLIB_COLLECT_TIMEOUT_MS", "10000", 1);
         start_server();
         unsetenv("PERFLIB_COLLECT_TIMEOUT_MS");
-        a.c = connect_client();
-        assert_int_equal(pv2_open_query(a.c, NULL, &a.h), ERROR_SUCCESS);
+        c = connect_client();
+        assert_int_equal(pv2_open_query(c, NULL, &ha), ERROR_SUCCESS);
         n = identifier(ids, 2, "w1");
-        assert_int_equal(pv2_validate_counters(a.c, &a.h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
-        assert_true(single_value(a.c, &a.h) == 41);
-        b = connect_client();
-        assert_int_equal(pv2_open_query(b, NULL, &hb), ERROR_SUCCESS);
+        assert_int_equal(pv2_validate_counters(c, &ha, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_true(single_value(c, &ha) == 1000);
+        assert_int_equal(pv2_open_query(c, NULL, &hb), ERROR_SUCCESS);
         n = identifier(ids, 2, "o1");
         memcpy(ids, &cset_other, 16);
-        assert_int_equal(pv2_validate_counters(b, &hb, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_int_equal(pv2_validate_counters(c, &hb, ids, (uint32_t) n, 1), ERROR_SUCCESS);
 
         freeze(p1.pid);
-        assert_int_equal(pthread_create(&t, NULL, pending_query, &a), 0);
-        usleep(300000);         /* let a's request reach the server and start waiting */
-        assert_true(single_value(b, &hb) == 77);
-        assert_false(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE));
+        t0 = time(NULL);
+        assert_true(status_becomes(c, &ha, ERROR_WMI_INSTANCE_NOT_FOUND));
+        assert_true(time(NULL) - t0 < 5);
+        assert_int_equal(block_status(c, &ha, &v), ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_true(single_value(c, &hb) == 77);
         kill(p1.pid, SIGCONT);
-        assert_int_equal(pthread_join(t, NULL), 0);
-        assert_true(a.value == 41);
-        pv2_client_free(a.c);
-        pv2_client_free(b);
+        assert_true(status_becomes(c, &ha, ERROR_SUCCESS));
+        assert_int_equal(block_status(c, &ha, &v), ERROR_SUCCESS);
+        assert_true(v == 1000);
+        pv2_client_free(c);
         tu_child_stop(&p1);
         tu_child_stop(&p2);
+}
+
+/*
+ * A provider that does not answer when the server first scans (stopped
+ * before the server starts) is picked up once it answers, within 2 s,
+ * though nothing in the runtime directory changes meanwhile.
+ */
+static void test_late_provider(void **state)
+{
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct timespec a, b;
+        struct pv2_client *c;
+        int64_t ms;
+
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        freeze(p.pid);
+        start_server();
+        c = connect_client();
+        assert_false(has_cset(c));
+        usleep(300000);
+        assert_false(has_cset(c));
+        kill(p.pid, SIGCONT);
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        assert_true(becomes(c, &cset, true));
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+        print_message("late provider served %lld ms after it answered\n", (long long) ms);
+        assert_true(ms <= 2000);
+        pv2_client_free(c);
+        tu_child_stop(&p);
 }
 
 /* A datagram socket standing in for systemd's notification socket. */
@@ -706,7 +759,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_plugin_live, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_custom_callback, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hung_provider, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_hung_provider_isolated, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stopped_provider, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_late_provider, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

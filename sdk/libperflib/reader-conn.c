@@ -150,6 +150,24 @@ int pl_reader_open(const char *socket_path, struct pl_reader **ret)
         return 0;
 }
 
+int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (!r || !ret_pid)
+                return -EINVAL;
+        if (r->sock < 0)
+                return -ENOTCONN;
+        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        /* 0: the provider lives in a pid namespace this process cannot see. */
+        if (cred.pid <= 0)
+                return -ESRCH;
+        *ret_pid = cred.pid;
+        return 0;
+}
+
 int pl_reader_alive(struct pl_reader *r)
 {
         struct pollfd p;

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <wchar.h>
 
 #include "perflib.h"
@@ -56,6 +57,13 @@ PL_PRIVATE void pl_reader_close(struct pl_reader *r);
  * service connection hung up), -errno on error.  Costs one poll(2).
  */
 PL_PRIVATE int pl_reader_alive(struct pl_reader *r);
+
+/*
+ * The provider's pid as the kernel saw it listen (SO_PEERCRED of the
+ * service connection, in this process's pid namespace), not the header's,
+ * which the provider writes itself.  -ESRCH when it is not visible here.
+ */
+PL_PRIVATE int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid);
 
 /* Provider identity, from the (validated) header. */
 PL_PRIVATE int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid);

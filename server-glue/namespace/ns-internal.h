@@ -3,11 +3,12 @@
  * ns-internal.h: struct ns, the one struct every file of the namespace
  * shares.  It is the handle ns-live.h hands out, and each part keeps its
  * state in it and takes the whole handle: ns-prov.c the provider list
- * (provs), ns-catalog.c the counterset list (entries, built from provs and
- * installed), ns.c the rest; dirty is set by whichever part sees a change
- * and cleared by the rebuild, and the waiters are counted by ns_io_begin and
- * ns_io_end (ns-prov.h) for ns.c.  Splitting it would change every signature
- * for no reader's benefit.
+ * (provs, and pending for those still to add), ns-catalog.c the
+ * counterset list (entries, built from provs and installed), ns.c the
+ * rest; dirty is set by whichever part sees a change and cleared by the
+ * rebuild, and the waiters are counted by ns_io_begin and ns_io_end
+ * (ns-prov.h) for ns.c.  Splitting it would change every signature for no
+ * reader's benefit.
  */
 #ifndef PERFLIBD_NS_INTERNAL_H
 #define PERFLIBD_NS_INTERNAL_H
@@ -20,6 +21,7 @@
 #include "ns-live.h"
 
 struct ns_prov;
+struct ns_pending;
 struct ns_entry;
 
 struct ns {
@@ -28,6 +30,8 @@ struct ns {
         size_t n_installed;
         struct ns_prov **provs;
         size_t n_provs;
+        struct ns_pending *pending;     /* found but not added yet (ns-prov.c) */
+        size_t n_pending;
         struct ns_entry *entries;
         size_t n_entries;
         bool rescan;                    /* scan the runtime directory at the next refresh */

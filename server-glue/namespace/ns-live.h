@@ -30,7 +30,8 @@ void ns_runtime_changed(struct ns *ns);
 
 /*
  * Brings the namespace up to date: drops providers that died, adds those
- * announced since the last scan, and rebuilds the counterset list when
+ * announced since the last scan and (one per call, with backoff) those
+ * that could not be added before, and rebuilds the counterset list when
  * anything changed (invalidating every pointer ns_at/ns_find returned).
  * Cheap when nothing changed: one poll(2) per live provider.
  */

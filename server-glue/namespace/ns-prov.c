@@ -4,12 +4,17 @@
  * runtime directory is added once (by path), dropped when its service
  * connection hangs up, and checked at each refresh for countersets and
  * self-descriptions it published since the last build; each of these marks
- * the counterset list dirty for ns.c to rebuild.
+ * the counterset list dirty for ns.c to rebuild.  One that could not be
+ * added is pending, tried again with backoff; one that is stopped or
+ * missed the collect bound is unresponsive, and its values are not served.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ns-prov.h"
 
@@ -46,37 +51,135 @@ static struct ns_prov *prov_find(const struct ns *ns, const char *path)
         return NULL;
 }
 
-int ns_prov_add(const char *path, void *userdata)
+/* A provider for path with its reader open: 0, -ENOMEM, or pl_reader_open's error. */
+static int prov_open(const char *path, struct ns_prov **ret)
 {
-        struct ns *ns = userdata;
-        struct ns_prov *p, **v;
+        struct ns_prov *p = calloc(1, sizeof(*p));
+        int r;
 
-        if (prov_find(ns, path))
-                return 0;
-        p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
         p->n_csets = -1;
         p->parked_tail = &p->parked;
         pthread_mutex_init(&p->lock, NULL);
         pthread_mutex_init(&p->name_lock, NULL);
-        v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
-        if (v)
-                ns->provs = v;
         p->path = strdup(path);
-        if (!p->path || !v) {
+        r = p->path ? pl_reader_open(path, &p->r) : -ENOMEM;
+        if (r < 0) {
                 ns_prov_free(p);
-                return -ENOMEM;
-        }
-        /* A provider that exits between the scan and here is simply not added. */
-        if (pl_reader_open(path, &p->r) < 0) {
-                ns_prov_free(p);
-                return 0;
+                return r;
         }
         p->callback = pl_reader_has_callback(p->r) > 0;
+        /* Without a pid only the collect bound tells that it hangs. */
+        if (pl_reader_peer_pid(p->r, &p->pid) < 0)
+                p->pid = 0;
+        *ret = p;
+        return 0;
+}
+
+static long pending_find(const struct ns *ns, const char *path)
+{
+        for (size_t i = 0; i < ns->n_pending; i++)
+                if (strcmp(ns->pending[i].path, path) == 0)
+                        return (long) i;
+        return -1;
+}
+
+static void pending_drop(struct ns *ns, long i)
+{
+        if (i < 0)
+                return;
+        free(ns->pending[i].path);
+        ns->pending[i] = ns->pending[--ns->n_pending];
+}
+
+/* path failed (again) at now: its next try waits twice as long as the last one, up to the cap. */
+static void pending_note(struct ns *ns, long i, const char *path, uint64_t now)
+{
+        struct ns_pending *v;
+
+        if (i >= 0) {
+                v = &ns->pending[i];
+                v->backoff = v->backoff * 2 < NS_RETRY_MAX_NS ? v->backoff * 2 : NS_RETRY_MAX_NS;
+                v->next_try = now + v->backoff;
+                return;
+        }
+        /* Out of memory, it is only tried again at the next scan, as before. */
+        v = realloc(ns->pending, (ns->n_pending + 1) * sizeof(*v));
+        if (!v)
+                return;
+        ns->pending = v;
+        v += ns->n_pending;
+        *v = (struct ns_pending){ .path = strdup(path), .next_try = now + NS_RETRY_MIN_NS,
+                                  .backoff = NS_RETRY_MIN_NS };
+        if (v->path)
+                ns->n_pending++;
+}
+
+/* Adds the provider at path, pending[i] when i >= 0; one that cannot be added yet is pending. */
+static int prov_try(struct ns *ns, const char *path, long i)
+{
+        struct ns_prov *p, **v;
+        int r;
+
+        v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        ns->provs = v;
+        r = prov_open(path, &p);
+        if (r < 0) {
+                /* A provider that exits between the scan and here is simply not added. */
+                if (r == -ENOENT)
+                        pending_drop(ns, i);
+                else
+                        pending_note(ns, i, path, ns_mono_ns());
+                return 0;
+        }
+        pending_drop(ns, i);
         ns->provs[ns->n_provs++] = p;
         ns->dirty = true;
         return 0;
+}
+
+int ns_prov_add(const char *path, void *userdata)
+{
+        struct ns *ns = userdata;
+        long i;
+
+        if (prov_find(ns, path))
+                return 0;
+        /* A rescan does not hurry one that is pending: a hung socket costs a bound per try. */
+        i = pending_find(ns, path);
+        if (i >= 0 && ns_mono_ns() < ns->pending[i].next_try)
+                return 0;
+        return prov_try(ns, path, i);
+}
+
+void ns_provs_retry(struct ns *ns)
+{
+        uint64_t now;
+        long due = -1;
+
+        if (ns->n_pending == 0)
+                return;
+        now = ns_mono_ns();
+        for (size_t i = 0; i < ns->n_pending; i++)
+                if (ns->pending[i].next_try <= now &&
+                    (due < 0 || ns->pending[i].next_try < ns->pending[due].next_try))
+                        due = (long) i;
+        if (due < 0)
+                return;
+        /* Only when it is no longer pending does a provider show up at once: ignore ENOMEM. */
+        (void) prov_try(ns, ns->pending[due].path, due);
+}
+
+void ns_pending_free(struct ns *ns)
+{
+        for (size_t i = 0; i < ns->n_pending; i++)
+                free(ns->pending[i].path);
+        free(ns->pending);
+        ns->pending = NULL;
+        ns->n_pending = 0;
 }
 
 /* Drops providers whose service connection hung up. */
@@ -107,6 +210,43 @@ void ns_provs_check(struct ns *ns)
                 if (!p->has_desc && pl_reader_description(p->r, &d) == 0)
                         ns->dirty = true;
         }
+}
+
+/* Whether pid is stopped: state T (stopped) or t (tracing stop) in /proc/PID/stat. */
+static bool pid_stopped(pid_t pid)
+{
+        char path[32], buf[128];
+        const char *close_paren;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        /* "pid (comm) S ...": comm may hold ')' but is at most 15 bytes, and
+         * only numbers follow it, so the last ')' read ends it. */
+        close_paren = strrchr(buf, ')');
+        return close_paren && close_paren[1] == ' ' &&
+               (close_paren[2] == 'T' || close_paren[2] == 't');
+}
+
+bool ns_prov_unresponsive(struct ns_prov *p, uint64_t now)
+{
+        if (now < p->quiet_until)
+                return true;
+        if (p->pid <= 0)
+                return false;
+        if (now - p->state_at >= NS_STATE_CHECK_NS || p->state_at == 0) {
+                p->state_at = now;
+                p->stopped = pid_stopped(p->pid);
+        }
+        return p->stopped;
 }
 
 size_t ns_providers(const struct ns *ns)

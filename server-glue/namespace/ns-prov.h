@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 #include <wchar.h>
 
@@ -63,6 +64,9 @@ struct ns_prov {
         bool has_desc;                  /* its self-description was seen */
         bool callback;                  /* it has a ControlCallback */
         uint64_t quiet_until;           /* CLOCK_MONOTONIC ns: it timed out; skip it until then */
+        pid_t pid;                      /* SO_PEERCRED; 0: not visible, never checked */
+        uint64_t state_at;              /* CLOCK_MONOTONIC ns of the last look at its state */
+        bool stopped;                   /* it was stopped (SIGSTOP, a tracer) then */
 
         /*
          * Names by directory slot.  A replaced name may still be pointed at
@@ -83,6 +87,18 @@ struct ns_prov {
         struct ns_reader *readers, *readers_tail;
 };
 
+/*
+ * A socket whose provider could not be added when it was found (it did not
+ * answer in time, its segment was refused, no descriptor was left): tried
+ * again at later refreshes, next_try on, waiting backoff longer each time,
+ * until it is added or its socket is gone.  Kept by ns-prov.c in struct ns.
+ */
+struct ns_pending {
+        char *path;
+        uint64_t next_try;              /* CLOCK_MONOTONIC ns */
+        uint64_t backoff;               /* ns, NS_RETRY_MIN_NS doubling to NS_RETRY_MAX_NS */
+};
+
 /* Frees a list of names linked by next, such as ns_names_unpark returns. */
 void ns_names_free(struct ns_name *n);
 /* Closes p's reader and frees it with its names (NULL is fine). */
@@ -91,6 +107,17 @@ void ns_prov_free(struct ns_prov *p);
 int ns_prov_add(const char *path, void *userdata);
 void ns_provs_reap(struct ns *ns);
 void ns_provs_check(struct ns *ns);
+/* Tries again the pending provider due first, if one is due: one per call. */
+void ns_provs_retry(struct ns *ns);
+void ns_pending_free(struct ns *ns);
+
+/*
+ * Whether p's values must not be served now: it missed the collect bound
+ * within NS_QUIET_NS, or it is stopped.  Looks at /proc/PID/stat at most
+ * every NS_STATE_CHECK_NS (a read, never a wait), so it costs a clock read
+ * per provider per snapshot.  Under the namespace lock.
+ */
+bool ns_prov_unresponsive(struct ns_prov *p, uint64_t now);
 
 /*
  * Around everything that may wait on a provider (up to the collect bound):
@@ -129,11 +156,23 @@ static inline uint64_t ns_mono_ns(void)
 /*
  * A provider that did not answer within the collect bound (a callback, or
  * the dereferencing of its reference counters) is not asked again for a
- * second: perflibd serves every client from one thread, so a ValidateCounters
- * of many identifiers, or clients polling fast, must not wait the bound over
- * and over on one hung provider while everyone else waits too.  Meanwhile
- * its last values are served.
+ * second: a ValidateCounters of many identifiers, or clients polling fast,
+ * must not wait the bound over and over on one hung provider.  Meanwhile
+ * its instances are left out of every snapshot: its last values would be
+ * stale, and served as fresh.
  */
 #define NS_QUIET_NS UINT64_C(1000000000)
+
+/* How old a look at a provider's state may be; a stop shows this late at most. */
+#define NS_STATE_CHECK_NS UINT64_C(10000000)
+
+/*
+ * Retrying a provider that could not be added: first after 100 ms, then
+ * doubling to 2 s, so that one that answers late is served within 2 s of
+ * answering, and a socket that never answers costs one collect bound per
+ * 2 s at most.
+ */
+#define NS_RETRY_MIN_NS UINT64_C(100000000)
+#define NS_RETRY_MAX_NS UINT64_C(2000000000)
 
 #endif /* PERFLIBD_NS_PROV_H */

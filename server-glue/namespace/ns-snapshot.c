@@ -182,18 +182,30 @@ static int part_fill(struct snap *sn, struct snap_part *pt, uint32_t cset_index)
         return k;
 }
 
-/* Reads and names each provider's instances; one that fails (it died, it is corrupt) is left out. */
+/*
+ * Reads and names each provider's instances.  One that fails (it died, it
+ * is corrupt) is left out, and so is one that is unresponsive (stopped, or
+ * late within NS_QUIET_NS): a client must not take values it froze at for
+ * fresh ones.  Its instances are absent, not the counterset's blocks
+ * failed, because other providers' instances of it are still good.
+ */
 static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e, unsigned flags)
 {
+        uint64_t now = ns_mono_ns();
         int r = 0;
 
         for (size_t k = 0; k < e->n_src && r == 0; k++) {
                 struct ns_prov *p = e->src[k].p;
-                bool collect = (flags & NS_SNAPSHOT_COLLECT) && ns_mono_ns() >= p->quiet_until;
+                bool collect = flags & NS_SNAPSHOT_COLLECT;
                 struct snap_part *pt = &sn->parts[k];
 
                 pt->p = p;
                 pt->n = 0;
+                sn->n_parts = k + 1;
+                if (ns_prov_unresponsive(p, now)) {
+                        pt->v.n_instances = 0;
+                        continue;
+                }
                 ns_io_begin(ns, p);
                 /* Names are read under the same reader lock, right after. */
                 if (pl_reader_values(p->r, e->src[k].cset_index,
@@ -202,11 +214,13 @@ static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e, 
                 else
                         pt->v.n_instances = 0;
                 ns_io_end(ns, p);
-                sn->n_parts = k + 1;
-                /* A provider too slow to dereference its counters in time serves its
-                 * last values, and is not waited for again for a while. */
-                if (collect && pt->v.refs_stale)
+                /* Too slow to dereference its counters in time: what it has are
+                 * old values, and it is not waited for again for a while. */
+                if (collect && pt->v.refs_stale) {
                         p->quiet_until = ns_mono_ns() + NS_QUIET_NS;
+                        sn->n_inst -= pt->n;
+                        pt->n = 0;
+                }
         }
         return r;
 }
@@ -283,7 +297,7 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
                 uint32_t status;
                 int r;
 
-                if (!p->callback || now < p->quiet_until)
+                if (!p->callback || ns_prov_unresponsive(p, now))
                         continue;
                 /* The reader bounds the wait by the collect timeout. */
                 ns_io_begin(ns, p);

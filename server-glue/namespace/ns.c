@@ -68,6 +68,7 @@ void ns_free(struct ns *ns)
         for (size_t i = 0; i < ns->n_provs; i++)
                 ns_prov_free(ns->provs[i]);
         free(ns->provs);
+        ns_pending_free(ns);
         free(ns->runtime_dir);
         pthread_cond_destroy(&ns->idle);
         pthread_mutex_destroy(&ns->lock);
@@ -135,6 +136,7 @@ int ns_refresh(struct ns *ns)
                         return ret;
                 ns->rescan = false;
         }
+        ns_provs_retry(ns);
         if (ns->waiters > 0)
                 return 0;
         ns_provs_check(ns);

@@ -97,6 +97,8 @@ struct ns_snapshot {
 /*
  * A consistent snapshot of every live instance of cs, from every provider
  * that publishes it (installed-only countersets give an empty snapshot).
+ * A provider that is stopped, or missed the collect bound within the last
+ * second, is left out: its instances are absent, never stale values.
  * Owned by the caller (ns_snapshot_free, which accepts NULL).
  */
 int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,

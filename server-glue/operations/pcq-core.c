@@ -85,7 +85,14 @@
  *     counterset is cut from that one snapshot.  The clocks are read once,
  *     after collecting: PerfTimeStamp is CLOCK_MONOTONIC in ns with
  *     PerfFreq 1000000000; PerfTime100NSec and SystemTime (UTC) come from
- *     one CLOCK_REALTIME reading.
+ *     one CLOCK_REALTIME reading.  A call answered ERROR_NOT_ENOUGH_MEMORY
+ *     keeps its reply on the handle; the next QueryCounterData on it
+ *     within PCQ_KEPT_REPLY_NS whose buffer fits gets that reply, not a
+ *     new sample (the size it was told is the size it gets); any other
+ *     call on the handle drops it.  A provider that is stopped or missed
+ *     the collect bound within the last second has its instances left out
+ *     of the snapshot (the namespace's choice, ns.h), so its named
+ *     instances are ERROR_WMI_INSTANCE_NOT_FOUND, never stale values.
  * 14. szMachine is only passed on to providers (NUL-terminated wchar_t,
  *     L"" when absent, cut at PCQ_MAX_NAME_UNITS), never interpreted.
  * 15. A session that is not allowed gets ERROR_ACCESS_DENIED and nothing
@@ -182,6 +189,7 @@ static uint32_t h_query_counter_info(void *conn, void *query, uint32_t in_size,
                 return ERROR_ACCESS_DENIED;
         if (!query)
                 return ERROR_INVALID_HANDLE;
+        pcq_query_forget(query);
         return pcq_op_counter_info(query, in_size, out);
 }
 
@@ -220,6 +228,7 @@ static uint32_t h_validate_counters(void *conn, void *query, uint8_t *data, uint
                 return ERROR_ACCESS_DENIED;
         if (!query)
                 return ERROR_INVALID_HANDLE;
+        pcq_query_forget(query);
         return pcq_op_validate(s->ns, query, data, in_size, add != 0);
 }
 

@@ -3,7 +3,8 @@
  * QueryCounterData (opnum 6): collects every counterset the query names
  * once, resolves each counter specification against that one snapshot, and
  * lays out the _PERF_DATA_HEADER and one _PERF_COUNTER_HEADER block per
- * specification (MS-PCQ 3.1.4.1.6).
+ * specification (MS-PCQ 3.1.4.1.6).  A reply too big for the client's
+ * buffer is kept on the query for the call that follows (pcq-query.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -383,12 +384,42 @@ static void emit_data(struct pcq_buf *b, const void *ctx)
         pcq_buf_patch_u32(b, 0, (uint32_t) b->len);
 }
 
+/*
+ * A reply that did not fit (need bytes), written out and kept on q for the
+ * call that follows with a buffer that size.  Nothing is kept when memory
+ * is short: that call collects again, as it would have anyway.
+ */
+static void keep_reply(struct pcq_query *q, const struct data_call *dc, uint32_t need)
+{
+        uint8_t *data = malloc(need);
+        struct pcq_buf b;
+
+        if (!data)
+                return;
+        pcq_buf_write(&b, data, need);
+        emit_data(&b, dc);
+        if (b.overflow || b.len != need) {
+                free(data);
+                return;
+        }
+        pcq_query_keep(q, data, need);
+}
+
 uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_size,
                              struct pcq_reuse *reuse, struct pv2_out *out)
 {
         struct data_call dc = { .q = q };
         uint32_t e = ERROR_OUTOFMEMORY;
+        uint8_t *kept;
+        uint32_t size;
 
+        /* The call after a sizing call gets the sample the size was measured on. */
+        if (pcq_query_take_kept(q, in_size, &kept, &size)) {
+                out->data = kept;       /* the stubs', freed by release_out */
+                out->out_size = out->rtn_size = size;
+                q->data_size_hint = size;
+                return ERROR_SUCCESS;
+        }
         if (q->n_items > 0) {
                 dc.samples = calloc(q->n_items, sizeof(*dc.samples));
                 dc.plans = calloc(q->n_items, sizeof(*dc.plans));
@@ -400,6 +431,8 @@ uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_siz
         read_clocks(&dc);
         e = pcq_emit_hinted(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES,
                             &q->data_size_hint, reuse, out);
+        if (e == ERROR_NOT_ENOUGH_MEMORY)
+                keep_reply(q, &dc, out->rtn_size);
 done:
         for (size_t i = 0; i < dc.n_samples; i++)
                 ns_snapshot_free(dc.samples[i].snap);

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * pcq-query.c: a query handle's state (pcq-query.h): its counter
+ * specifications and the one reply kept from a sizing call.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pcq-buf.h"
 #include "pcq-query.h"
@@ -27,11 +32,51 @@ void pcq_query_free(struct pcq_query *q)
 {
         if (!q)
                 return;
+        pcq_query_forget(q);
         for (size_t i = 0; i < q->n_items; i++)
                 free(q->items[i].name);
         free(q->items);
         free(q->machine);
         free(q);
+}
+
+static uint64_t mono_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+void pcq_query_keep(struct pcq_query *q, uint8_t *data, uint32_t size)
+{
+        pcq_query_forget(q);
+        q->kept = data;
+        q->kept_size = size;
+        q->kept_at = mono_ns();
+}
+
+int pcq_query_take_kept(struct pcq_query *q, uint32_t in_size, uint8_t **ret_data,
+                        uint32_t *ret_size)
+{
+        if (!q->kept)
+                return 0;
+        if (q->kept_size > in_size || mono_ns() - q->kept_at >= PCQ_KEPT_REPLY_NS) {
+                pcq_query_forget(q);
+                return 0;
+        }
+        *ret_data = q->kept;
+        *ret_size = q->kept_size;
+        q->kept = NULL;
+        q->kept_size = 0;
+        return 1;
+}
+
+void pcq_query_forget(struct pcq_query *q)
+{
+        free(q->kept);
+        q->kept = NULL;
+        q->kept_size = 0;
 }
 
 bool pcq_item_wildcard_instance(const struct pcq_item *it)

@@ -44,7 +44,20 @@ struct pcq_query {
         size_t n_items;
         size_t cap;
         size_t data_size_hint;          /* bytes of the last QueryCounterData answer */
+
+        /*
+         * The reply of a QueryCounterData that did not fit the client's
+         * buffer (the sizing call), for the call that follows with the size
+         * it was told: answered from it, the two return the same sample and
+         * the collection runs once.  At most one, owned; see pcq_query_kept.
+         */
+        uint8_t *kept;
+        uint32_t kept_size;
+        uint64_t kept_at;               /* CLOCK_MONOTONIC ns */
 };
+
+/* How long a kept reply may answer the next call: a client asks again at once. */
+#define PCQ_KEPT_REPLY_NS       UINT64_C(1000000000)
 
 /*
  * A new empty query.  machine: the szMachine the client sent (UTF-16LE
@@ -54,6 +67,20 @@ struct pcq_query {
 int pcq_query_new(const uint16_t *machine, struct pcq_query **ret);
 /* Frees the query and its items; accepts NULL. */
 void pcq_query_free(struct pcq_query *q);
+
+/* Keeps data (size bytes, malloc'ed, now owned by q) as q's kept reply, freeing any older one. */
+void pcq_query_keep(struct pcq_query *q, uint8_t *data, uint32_t size);
+
+/*
+ * Takes q's kept reply when it is younger than PCQ_KEPT_REPLY_NS and fits
+ * in in_size bytes: 1 with *ret_data the caller's (*ret_size bytes), else
+ * 0.  Either way q keeps none afterwards.
+ */
+int pcq_query_take_kept(struct pcq_query *q, uint32_t in_size, uint8_t **ret_data,
+                        uint32_t *ret_size);
+
+/* Frees q's kept reply: any other call on the handle makes it stale. */
+void pcq_query_forget(struct pcq_query *q);
 
 /* The instance name is "*", PERF_WILDCARD_INSTANCE. */
 bool pcq_item_wildcard_instance(const struct pcq_item *it);
