@@ -646,6 +646,93 @@ static void test_stopped_provider(void **state)
         tu_child_stop(&p2);
 }
 
+/* A callback="custom" provider that takes 2 s over every collection. */
+static ULONG WINAPI slow_collect(ULONG code, PVOID buffer, ULONG size)
+{
+        if (code == PERF_COLLECT_START)
+                sleep(2);
+        return ERROR_SUCCESS;
+}
+
+static void slow_child(int cmd_fd, int ack_fd)
+{
+        PERF_PROVIDER_CONTEXT ctx = { .ContextSize = sizeof(ctx), .ControlCallback = slow_collect };
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 2,
+                                              (const ULONG[]) { 4, 8 }, &size);
+        PPERF_COUNTERSET_INSTANCE i;
+        HANDLE h;
+
+        if (PerfStartProviderEx(&prov, &ctx, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS ||
+            !(i = PerfCreateInstance(h, &cset, L"w1", 7)))
+                _exit(2);
+        PerfSetULongLongCounterValue(h, i, 2, 41);
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd))
+                tu_ready(ack_fd);
+        _exit(0);
+}
+
+struct pending {
+        struct pv2_client *c;
+        struct pv2_handle h;
+        uint64_t value;
+        bool done;
+};
+
+static void *pending_query(void *userdata)
+{
+        struct pending *p = userdata;
+
+        p->value = single_value(p->c, &p->h);
+        __atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
+        return NULL;
+}
+
+/*
+ * A query waiting on a provider that is running but slow (2 s in its
+ * collect callback, within a collect bound of 10 s) holds up no other
+ * client: a query of another provider is answered meanwhile, and the
+ * first completes with its provider's value.  A stopped provider is not
+ * waited on at all (test_stopped_provider); this is the case that is.
+ */
+static void test_slow_provider_isolated(void **state)
+{
+        struct tu_child p1 = { .cmd_fd = -1, .ack_fd = -1 }, p2 = p1;
+        struct pending a = { 0 };
+        struct pv2_handle hb;
+        struct pv2_client *b;
+        uint8_t ids[64];
+        pthread_t t;
+        size_t n;
+
+        assert_int_equal(tu_child_start(&p1, slow_child), 0);
+        assert_int_equal(tu_child_start(&p2, other_child), 0);
+        setenv("PERFLIB_COLLECT_TIMEOUT_MS", "10000", 1);
+        start_server();
+        unsetenv("PERFLIB_COLLECT_TIMEOUT_MS");
+        a.c = connect_client();
+        assert_int_equal(pv2_open_query(a.c, NULL, &a.h), ERROR_SUCCESS);
+        n = identifier(ids, 2, "w1");
+        assert_int_equal(pv2_validate_counters(a.c, &a.h, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        b = connect_client();
+        assert_int_equal(pv2_open_query(b, NULL, &hb), ERROR_SUCCESS);
+        n = identifier(ids, 2, "o1");
+        memcpy(ids, &cset_other, 16);
+        assert_int_equal(pv2_validate_counters(b, &hb, ids, (uint32_t) n, 1), ERROR_SUCCESS);
+        assert_int_equal(pthread_create(&t, NULL, pending_query, &a), 0);
+        usleep(300000);         /* let a's request reach the provider and wait */
+        assert_true(single_value(b, &hb) == 77);
+        assert_false(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE));
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_true(a.value == 41);
+        pv2_client_free(a.c);
+        pv2_client_free(b);
+        tu_child_stop(&p1);
+        tu_child_stop(&p2);
+}
+
 /*
  * A provider that does not answer when the server first scans (stopped
  * before the server starts) is picked up once it answers, within 2 s,
@@ -761,6 +848,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hung_provider, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stopped_provider, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_late_provider, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slow_provider_isolated, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
