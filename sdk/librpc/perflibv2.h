@@ -172,14 +172,17 @@ int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes);
  * characters): far less.
  */
 #define PV2_MAX_REQUEST (PV2_MAX_VALIDATE_BYTES + 32u)
+/* The least cap a server may set: C706's smallest fragment must fit. */
+#define PV2_MIN_REQUEST 1432u
 
 /*
  * The most query handles this connection may hold open (default and
- * ceiling PV2_MAX_QUERIES_PER_CONN, 65536).  OpenQueryHandle past it
+ * ceiling PV2_MAX_QUERIES).  OpenQueryHandle past it
  * returns ERROR_OUTOFMEMORY, MS-PCQ 3.1.4.1.4's code for a server that
  * will not store state for another query, without calling open_query.
  * 0, or -EINVAL outside [1, 65536].
  */
+#define PV2_MAX_QUERIES 65536u
 int pv2_server_conn_set_max_queries(struct pv2_server_conn *c, size_t n);
 
 /*

@@ -106,7 +106,7 @@ int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
 
 int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes)
 {
-        if (!c || bytes < DCERPC_MIN_FRAG || bytes > PV2_MAX_REQUEST)
+        if (!c || bytes < PV2_MIN_REQUEST || bytes > PV2_MAX_REQUEST)
                 return -EINVAL;
         c->max_request = bytes;
         return 0;

@@ -15,7 +15,7 @@
 #include "perflibv2.h"
 
 /* The most query handles one connection may hold open. */
-#define PV2_MAX_QUERIES_PER_CONN 65536u
+#define PV2_MAX_QUERIES_PER_CONN PV2_MAX_QUERIES
 
 struct pv2_stubs;
 

@@ -102,6 +102,8 @@
 #include "pcq-reply.h"
 #include "pcq-validate.h"
 
+_Static_assert(PCQ_SESSION_MAX_ITEMS == PCQ_QUERY_MAX_ITEMS, "one ceiling for items per query");
+
 static struct pcq_session *session(void *conn, struct pv2_out *out)
 {
         struct pcq_session *s = conn;

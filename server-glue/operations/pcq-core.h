@@ -44,6 +44,10 @@ struct pcq_session {
         size_t max_items;
 };
 
+/* The ceiling of max_items (PCQ_QUERY_MAX_ITEMS), for the transport's checks. */
+#define PCQ_SESSION_MAX_ITEMS 8192u
+
+
 /*
  * Frees what the session keeps between calls (the reply buffer, unless it
  * is lent out): for a client gone idle, and before the session goes.
