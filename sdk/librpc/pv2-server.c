@@ -7,10 +7,10 @@
  * Everything here comes from a peer: no length is used before it has been
  * checked, a fragment is at most 64 KiB (frag_length is 16 bits), and a
  * reassembled request is capped at max_request (at most PV2_MAX_REQUEST,
- * the largest the IDL allows) whatever alloc_hint says; an alloc_hint past
- * the cap announces a request that cannot be served and ends the call at
- * once.  Request buffers past a first share are paid from the transport's
- * budget (pv2_budget), shared by all its connections.
+ * the largest the IDL allows) whatever alloc_hint says, which only
+ * presizes, and never past 1 MiB or the cap.  Request buffers past a first
+ * share are paid from the transport's budget (pv2_budget), shared by all
+ * its connections.
  *
  * Protocol violations that leave the connection in an unknown state (bad
  * version or drep, a PDU type a client never sends, fragments out of order,
@@ -564,11 +564,9 @@ static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                 c->call_ctx = ctx;
                 c->call_opnum = opnum;
                 c->req_len = 0;
-                /* A request announced past the cap would only be refused at its end. */
-                if (alloc_hint > c->max_request)
-                        return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
                 /* alloc_hint is only a hint: it presizes, within reason (and the budget). */
-                if (alloc_hint > c->req_cap && alloc_hint <= PV2_MAX_PRESIZE)
+                if (alloc_hint > c->req_cap && alloc_hint <= PV2_MAX_PRESIZE &&
+                    alloc_hint <= c->max_request)
                         (void) req_resize(c, alloc_hint);
         }
         size_t n = h->frag_len - hdr;
