@@ -438,10 +438,10 @@ static void test_handles_and_items(void **state)
         struct pv2_client *c;
         uint8_t ids[48 * 9];
 
-        assert_int_equal(tu_child_start(&p, provider_child), 0);
         start_server(args);
         assert_int_equal(du_connect(&srv, 5000, &c), 0);
-        assert_int_equal(du_wait_listed(c, &cset, true, 5000), 0);
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        assert_int_equal(du_wait_listed(c, &cset, true, 10000), 0);
         for (int i = 0; i < 4; i++)
                 assert_int_equal(pv2_open_query(c, NULL, &h[i]), ERROR_SUCCESS);
         assert_int_equal(pv2_open_query(c, NULL, &h[4]), ERROR_OUTOFMEMORY);

@@ -470,6 +470,7 @@ static void conn_log_refused(const struct daemon *d, const struct conn_peer *p, 
 static int conn_new(struct daemon *d, int fd, bool tcp)
 {
         struct conn *c = calloc(1, sizeof(*c));
+        bool allowed;
         int r;
 
         if (!c) {
@@ -479,8 +480,8 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         c->d = d;
         c->fd = fd;
         peer_identify(fd, tcp, &c->peer);
-        c->session = (struct pcq_session){ .ns = d->ns,
-                                           .allowed = peer_allowed(d, fd, &c->peer) };
+        allowed = peer_allowed(d, fd, &c->peer);
+        c->session = (struct pcq_session){ .ns = d->ns, .allowed = allowed };
         if (tcp)
                 tune_tcp(fd);
         r = pv2_server_conn_new(&pcq_core_handlers, &c->session, &c->rpc);
@@ -490,11 +491,12 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
                 r = conn_set_caps(c);
         if (r == 0)
                 r = conn_start(c);
-        if (r == -EUSERS || r == -EDQUOT)
-                conn_log_refused(d, &c->peer, r);
-        else if (r == 0 && !c->session.allowed)
+        /* Once started, c is its thread's: it may be gone already. */
+        if (r == 0 && !allowed)
                 log_notice("a client without the right to query connected; "
                            "it gets ERROR_ACCESS_DENIED");
+        if (r == -EUSERS || r == -EDQUOT)
+                conn_log_refused(d, &c->peer, r);
         if (r < 0)
                 conn_free(c);
         return r;
