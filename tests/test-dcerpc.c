@@ -1098,6 +1098,105 @@ static void thousand_handles_released(void **state)
         stub_done(&pdus);
 }
 
+/*
+ * Streams frags fragments of 30,000 stub bytes of one call (its first one
+ * with start), never the last; feed()'s result.
+ */
+static int stream(struct sess *s, bool start, unsigned frags)
+{
+        static uint8_t zeros[30000];
+        struct stub pdu = { 0 };
+        int r = 0;
+
+        for (unsigned i = 0; r == 0 && i < frags; i++) {
+                pdu.n = 0;
+                make_request(&pdu, 2, 0, 7, start && i == 0 ? 1 : 0, zeros, sizeof(zeros), 0);
+                r = feed(s, pdu.b, pdu.n);
+        }
+        stub_done(&pdu);
+        return r;
+}
+
+/* Connections share the budget: past their free share, one's request is another's refusal. */
+static void request_budget(void **state)
+{
+        struct pv2_budget *b;
+        struct sess s1, s2;
+
+        (void)state;
+        assert_int_equal(pv2_budget_new(256 * 1024, &b), 0);
+        sess_bound(&s1);
+        sess_bound(&s2);
+        assert_int_equal(pv2_server_conn_set_budget(s1.c, b), 0);
+        assert_int_equal(pv2_server_conn_set_budget(s2.c, b), 0);
+        /* 300,000 bytes: a 512 KiB buffer, 448 KiB of it paid: more than there is. */
+        assert_int_equal(stream(&s1, true, 10), -EPROTO);
+        expect_fault(&s1, 2, PV2_NCA_S_FAULT_REMOTE_NO_MEMORY);
+        assert_true(pv2_budget_used(b) <= 256 * 1024);
+        sess_free(&s1);
+        /* 150,000 bytes fit (256 KiB buffer, 192 KiB paid) and are held... */
+        assert_int_equal(stream(&s2, true, 5), 0);
+        assert_int_equal(pv2_budget_used(b), 192 * 1024);
+        /* ...so that another connection gets what is left (64 KiB past its free share). */
+        sess_bound(&s1);
+        assert_int_equal(pv2_server_conn_set_budget(s1.c, b), 0);
+        assert_int_equal(stream(&s1, true, 2), 0);
+        assert_int_equal(stream(&s1, false, 3), -EPROTO);
+        expect_fault(&s1, 2, PV2_NCA_S_FAULT_REMOTE_NO_MEMORY);
+        sess_free(&s1);
+        assert_int_equal(pv2_server_conn_set_budget(s2.c, NULL), -EBUSY);
+        sess_free(&s2);
+        assert_int_equal(pv2_budget_used(b), 0);
+        pv2_budget_free(b);
+}
+
+/* A full handle table answers ERROR_OUTOFMEMORY without calling open_query. */
+static void query_cap(void **state)
+{
+        static const uint8_t refused[24] = { [20] = 0x0e };     /* null handle, 14 */
+        struct sess s;
+        struct stub t = { 0 };
+        uint8_t h[20];
+
+        (void)state;
+        sess_bound(&s);
+        assert_int_equal(pv2_server_conn_set_max_queries(s.c, 0), -EINVAL);
+        assert_int_equal(pv2_server_conn_set_max_queries(s.c, 2), 0);
+        open_query(&s, 2, h);
+        open_query(&s, 3, h);
+        put_machine(&t);
+        assert_int_equal(call(&s, 4, 3, &t), 0);
+        expect_response(&s, 4, refused, sizeof(refused));
+        assert_int_equal(fake.opened, 2);
+        assert_int_equal(pv2_server_conn_queries(s.c), 2);
+        stub_done(&t);
+        sess_free(&s);
+}
+
+/* What a transport's deadlines count: the bind, then requests answered, faults included. */
+static void bound_and_calls(void **state)
+{
+        struct sess s;
+        struct stub t = { 0 };
+        uint8_t h[20];
+
+        (void)state;
+        sess_new(&s);
+        assert_false(pv2_server_conn_bound(s.c));
+        assert_int_equal(feed(&s, bind_pdu, 10), 0);
+        assert_false(pv2_server_conn_bound(s.c));
+        assert_int_equal(feed(&s, bind_pdu + 10, sizeof(bind_pdu) - 10), 0);
+        assert_true(pv2_server_conn_bound(s.c));
+        assert_int_equal(pv2_server_conn_calls(s.c), 0);
+        open_query(&s, 2, h);
+        assert_int_equal(pv2_server_conn_calls(s.c), 1);
+        assert_int_equal(call(&s, 3, 200, &t), 0);              /* opnum out of range */
+        assert_int_equal(pv2_server_conn_calls(s.c), 2);
+        assert_int_equal(stream(&s, true, 1), 0);                     /* not complete */
+        assert_int_equal(pv2_server_conn_calls(s.c), 2);
+        sess_free(&s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1122,6 +1221,9 @@ int main(void)
                 cmocka_unit_test_setup(request_cap, setup),
                 cmocka_unit_test_setup(request_cap_lowered, setup),
                 cmocka_unit_test_setup(thousand_handles_released, setup),
+                cmocka_unit_test_setup(request_budget, setup),
+                cmocka_unit_test_setup(query_cap, setup),
+                cmocka_unit_test_setup(bound_and_calls, setup),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

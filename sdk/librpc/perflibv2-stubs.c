@@ -31,6 +31,7 @@ struct pv2_stubs {
         struct pv2_query_slot *slots;   /* unordered; n used of cap */
         size_t n;
         size_t cap;
+        size_t max_queries;             /* at most PV2_MAX_QUERIES_PER_CONN */
 };
 
 /* One call's decoded common [in] parameters. */
@@ -53,6 +54,7 @@ int pv2_stubs_new(const struct pv2_handlers *h, void *conn, struct pv2_stubs **r
                 return -ENOMEM;
         s->h = h;
         s->conn = conn;
+        s->max_queries = PV2_MAX_QUERIES_PER_CONN;
         *ret = s;
         return 0;
 }
@@ -70,6 +72,14 @@ void pv2_stubs_free(struct pv2_stubs *s)
 size_t pv2_stubs_queries(const struct pv2_stubs *s)
 {
         return s ? s->n : 0;
+}
+
+int pv2_stubs_set_max_queries(struct pv2_stubs *s, size_t n)
+{
+        if (!s || n < 1 || n > PV2_MAX_QUERIES_PER_CONN)
+                return -EINVAL;
+        s->max_queries = n;
+        return 0;
 }
 
 /* ---- the handle table ---- */
@@ -114,7 +124,7 @@ static int slot_add(struct pv2_stubs *s, void *query, uint8_t ret_handle[NDR_HAN
         size_t dummy;
         int r;
 
-        if (s->n >= PV2_MAX_QUERIES_PER_CONN)
+        if (s->n >= s->max_queries)
                 return -ENOSPC;
         if (s->n == s->cap) {
                 size_t cap = s->cap ? s->cap * 2 : 16;
@@ -269,7 +279,9 @@ static void do_open(struct pv2_stubs *s, struct pv2_args *a, struct ndr_push *o)
 {
         uint8_t handle[NDR_HANDLE_SIZE] = { 0 };
         void *q = NULL;
-        uint32_t st = s->h->open_query(s->conn, a->machine, &q);
+        /* A full table refuses before the handler allocates anything. */
+        uint32_t st = s->n >= s->max_queries ? ERROR_OUTOFMEMORY :
+                      s->h->open_query(s->conn, a->machine, &q);
 
         if (st == ERROR_SUCCESS && !q)
                 st = ERROR_GEN_FAILURE;
@@ -277,7 +289,8 @@ static void do_open(struct pv2_stubs *s, struct pv2_args *a, struct ndr_push *o)
                 int r = slot_add(s, q, handle);
                 if (r < 0) {
                         (void)s->h->close_query(s->conn, q);
-                        st = r == -ENOSPC || r == -ENOMEM ? ERROR_NOT_ENOUGH_MEMORY
+                        /* MS-PCQ 3.1.4.1.4's code when no state can be stored. */
+                        st = r == -ENOSPC || r == -ENOMEM ? ERROR_OUTOFMEMORY
                                                           : ERROR_GEN_FAILURE;
                 }
         }

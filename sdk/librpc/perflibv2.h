@@ -21,6 +21,7 @@
 #ifndef PCQ_PERFLIBV2_H
 #define PCQ_PERFLIBV2_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -168,6 +169,57 @@ int pv2_server_conn_set_secondary_address(struct pv2_server_conn *c, const char 
  * make it hold 64 MiB each.  0, or -EINVAL outside [1432, default].
  */
 int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes);
+
+/*
+ * The largest request stub a client keeping to MS-PCQ's IDL can send, and
+ * the default of the cap above.  Only ValidateCounters carries a buffer
+ * in: its context handle (20 bytes), dwInSize (4), lpData's conformance
+ * (4) and at most range(0, 67108864) bytes, then dwAdd (4, aligned; 64 MiB
+ * needs no padding): 67108864 + 32.  The other methods send a handle or a
+ * GUID and a few DWORDs, plus szMachine, a [string] the IDL leaves
+ * unbounded but which names a machine (a DNS name: at most 255
+ * characters): far less.
+ */
+#define PV2_MAX_REQUEST (PV2_MAX_VALIDATE_BYTES + 32u)
+/* The least cap a server may set: C706's smallest fragment must fit. */
+#define PV2_MIN_REQUEST 1432u
+
+/*
+ * The most query handles this connection may hold open (default and
+ * ceiling PV2_MAX_QUERIES).  OpenQueryHandle past it
+ * returns ERROR_OUTOFMEMORY, MS-PCQ 3.1.4.1.4's code for a server that
+ * will not store state for another query, without calling open_query.
+ * 0, or -EINVAL outside [1, 65536].
+ */
+#define PV2_MAX_QUERIES 65536u
+int pv2_server_conn_set_max_queries(struct pv2_server_conn *c, size_t n);
+
+/*
+ * A budget of memory for requests being reassembled, shared by every
+ * connection it is given to (any thread).  Each connection may hold its
+ * first PV2_BUDGET_FREE_BYTES of request without asking, so that ordinary
+ * calls never fail for it; growing its buffer past that takes from the
+ * budget, and a request that would overdraw it is answered with the fault
+ * nca_s_fault_remote_no_memory and the connection closed, rather than
+ * grown.  The budget must outlive the connections given it.
+ */
+#define PV2_BUDGET_FREE_BYTES 65536u
+struct pv2_budget;
+/* Owned by the caller (pv2_budget_free).  0, -ENOMEM. */
+int pv2_budget_new(size_t bytes, struct pv2_budget **ret);
+void pv2_budget_free(struct pv2_budget *b);
+/* Bytes currently taken (beyond each connection's free share). */
+size_t pv2_budget_used(const struct pv2_budget *b);
+/* 0, or -EBUSY once the connection holds a request buffer. */
+int pv2_server_conn_set_budget(struct pv2_server_conn *c, struct pv2_budget *b);
+
+/*
+ * What a transport's deadlines count, rather than bytes (which a slow
+ * writer can trickle forever): whether a bind was accepted, and how many
+ * requests were complete and answered (a response or a fault).
+ */
+bool pv2_server_conn_bound(const struct pv2_server_conn *c);
+uint64_t pv2_server_conn_calls(const struct pv2_server_conn *c);
 
 /* ---- client side ---- */
 

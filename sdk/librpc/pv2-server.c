@@ -6,7 +6,11 @@
  *
  * Everything here comes from a peer: no length is used before it has been
  * checked, a fragment is at most 64 KiB (frag_length is 16 bits), and a
- * reassembled request is capped at PV2_MAX_REQUEST whatever alloc_hint says.
+ * reassembled request is capped at max_request (at most PV2_MAX_REQUEST,
+ * the largest the IDL allows) whatever alloc_hint says, which only
+ * presizes, and never past 1 MiB or the cap.  Request buffers past a first
+ * share are paid from the transport's budget (pv2_budget), shared by all
+ * its connections.
  *
  * Protocol violations that leave the connection in an unknown state (bad
  * version or drep, a PDU type a client never sends, fragments out of order,
@@ -25,8 +29,8 @@
 #include "ndr.h"
 #include "pv2-stubs.h"
 
-/* The largest request stub: ValidateCounters' 64 MiB buffer and its parameters. */
-#define PV2_MAX_REQUEST (PV2_MAX_VALIDATE_BYTES + 65536u)
+/* alloc_hint presizes at most this much: past it the buffer grows as bytes come. */
+#define PV2_MAX_PRESIZE (1u << 20)
 /* Presentation contexts one connection may have accepted. */
 #define PV2_MAX_CONTEXTS 16u
 #define PV2_MAX_SECADDR 255u
@@ -55,6 +59,9 @@ struct pv2_server_conn {
         size_t req_len;
         size_t req_cap;
         size_t max_request;             /* reassembled stub bytes allowed */
+        struct pv2_budget *budget;      /* borrowed; NULL: none */
+        size_t charged;                 /* of req_cap, taken from budget */
+        uint64_t calls;                 /* requests answered */
 
         /*
          * pv2_server_conn_feed_iov's replies: headers and small stubs in out,
@@ -99,9 +106,116 @@ int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
 
 int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes)
 {
-        if (!c || bytes < DCERPC_MIN_FRAG || bytes > PV2_MAX_REQUEST)
+        if (!c || bytes < PV2_MIN_REQUEST || bytes > PV2_MAX_REQUEST)
                 return -EINVAL;
         c->max_request = bytes;
+        return 0;
+}
+
+int pv2_server_conn_set_max_queries(struct pv2_server_conn *c, size_t n)
+{
+        return c ? pv2_stubs_set_max_queries(c->stubs, n) : -EINVAL;
+}
+
+bool pv2_server_conn_bound(const struct pv2_server_conn *c)
+{
+        return c && c->bound;
+}
+
+uint64_t pv2_server_conn_calls(const struct pv2_server_conn *c)
+{
+        return c ? c->calls : 0;
+}
+
+/* ---- the budget for requests being reassembled ---- */
+
+struct pv2_budget {
+        size_t limit;
+        size_t used;                    /* atomic */
+};
+
+int pv2_budget_new(size_t bytes, struct pv2_budget **ret)
+{
+        struct pv2_budget *b;
+
+        if (!ret)
+                return -EINVAL;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        b->limit = bytes;
+        *ret = b;
+        return 0;
+}
+
+void pv2_budget_free(struct pv2_budget *b)
+{
+        free(b);
+}
+
+size_t pv2_budget_used(const struct pv2_budget *b)
+{
+        return b ? __atomic_load_n(&b->used, __ATOMIC_RELAXED) : 0;
+}
+
+static bool budget_take(struct pv2_budget *b, size_t n)
+{
+        size_t used = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
+
+        do {
+                if (n > b->limit - used)
+                        return false;
+        } while (!__atomic_compare_exchange_n(&b->used, &used, used + n, true,
+                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        return true;
+}
+
+int pv2_server_conn_set_budget(struct pv2_server_conn *c, struct pv2_budget *b)
+{
+        if (!c)
+                return -EINVAL;
+        if (c->req_cap > 0)
+                return -EBUSY;
+        c->budget = b;
+        return 0;
+}
+
+/*
+ * Pays for a request buffer of cap bytes: takes from the budget what it
+ * needs beyond the free share, or gives back what it no longer does.
+ * 0, or -ENOMEM when the budget cannot pay (nothing changed).
+ */
+static int req_charge(struct pv2_server_conn *c, size_t cap)
+{
+        size_t want = cap > PV2_BUDGET_FREE_BYTES ? cap - PV2_BUDGET_FREE_BYTES : 0;
+
+        if (!c->budget)
+                return 0;
+        if (want > c->charged && !budget_take(c->budget, want - c->charged))
+                return -ENOMEM;
+        if (want < c->charged)
+                __atomic_sub_fetch(&c->budget->used, c->charged - want, __ATOMIC_RELAXED);
+        c->charged = want;
+        return 0;
+}
+
+/* Resizes the request buffer to cap bytes (at least req_len), paid for first. */
+static int req_resize(struct pv2_server_conn *c, size_t cap)
+{
+        uint8_t *d;
+        size_t old = c->req_cap;
+
+        if (req_charge(c, cap) < 0)
+                return -ENOMEM;
+        if (cap == 0) {
+                free(c->req);
+                d = NULL;
+        } else if (!(d = realloc(c->req, cap))) {
+                (void) req_charge(c, old);      /* gives back: cannot fail */
+                return -ENOMEM;
+        }
+        c->req = d;
+        c->req_cap = cap;
         return 0;
 }
 
@@ -140,7 +254,7 @@ void pv2_server_conn_free(struct pv2_server_conn *c)
         dcerpc_slices_done(&c->sl);
         free(c->iov);
         free(c->in);
-        free(c->req);
+        (void) req_resize(c, 0);
         free(c);
 }
 
@@ -390,12 +504,10 @@ static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
         pv2_stubs_release(c->stubs, lp.data);
         ndr_push_done(&o);
         call_reset(c);
-        if (c->req_cap > 65536) {
-                /* Do not keep a 64 MiB buffer around for the next small call. */
-                free(c->req);
-                c->req = NULL;
-                c->req_cap = 0;
-        }
+        c->calls++;
+        /* Do not keep (nor keep paying for) a 64 MiB buffer for the next small call. */
+        if (c->req_cap > PV2_BUDGET_FREE_BYTES)
+                (void) req_resize(c, 0);
         return r;
 }
 
@@ -406,13 +518,10 @@ static int req_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
                 while (cap < c->req_len + n)
                         cap *= 2;
                 /* The caller keeps req_len + n within the cap: never double past it. */
-                if (cap > PV2_MAX_REQUEST)
-                        cap = c->req_len + n > PV2_MAX_REQUEST ? c->req_len + n : PV2_MAX_REQUEST;
-                uint8_t *d = realloc(c->req, cap);
-                if (!d)
+                if (cap > c->max_request)
+                        cap = c->req_len + n > c->max_request ? c->req_len + n : c->max_request;
+                if (req_resize(c, cap) < 0)
                         return -ENOMEM;
-                c->req = d;
-                c->req_cap = cap;
         }
         if (n)
                 memcpy(c->req + c->req_len, b, n);
@@ -455,14 +564,10 @@ static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                 c->call_ctx = ctx;
                 c->call_opnum = opnum;
                 c->req_len = 0;
-                /* alloc_hint is only a hint: it presizes, within reason. */
-                if (alloc_hint > c->req_cap && alloc_hint <= 1u << 20) {
-                        uint8_t *d = realloc(c->req, alloc_hint);
-                        if (d) {
-                                c->req = d;
-                                c->req_cap = alloc_hint;
-                        }
-                }
+                /* alloc_hint is only a hint: it presizes, within reason (and the budget). */
+                if (alloc_hint > c->req_cap && alloc_hint <= PV2_MAX_PRESIZE &&
+                    alloc_hint <= c->max_request)
+                        (void) req_resize(c, alloc_hint);
         }
         size_t n = h->frag_len - hdr;
         if (n > c->max_request - c->req_len)

@@ -15,7 +15,7 @@
 #include "perflibv2.h"
 
 /* The most query handles one connection may hold open. */
-#define PV2_MAX_QUERIES_PER_CONN 65536u
+#define PV2_MAX_QUERIES_PER_CONN PV2_MAX_QUERIES
 
 struct pv2_stubs;
 
@@ -24,6 +24,8 @@ int pv2_stubs_new(const struct pv2_handlers *h, void *conn, struct pv2_stubs **r
 /* Closes every query still open (handlers->close_query), then frees. */
 void pv2_stubs_free(struct pv2_stubs *s);
 size_t pv2_stubs_queries(const struct pv2_stubs *s);
+/* Lowers the handle cap: 0, or -EINVAL outside [1, PV2_MAX_QUERIES_PER_CONN]. */
+int pv2_stubs_set_max_queries(struct pv2_stubs *s, size_t n);
 /* Gives a handler's out->data back (handlers->release_out, or free); accepts NULL. */
 void pv2_stubs_release(struct pv2_stubs *s, uint8_t *data);
 

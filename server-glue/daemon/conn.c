@@ -13,7 +13,16 @@
  * primary group or, through SO_PEERGROUPS, a supplementary one).  Others
  * may connect and bind, and get ERROR_ACCESS_DENIED from every method, as
  * MS-PCQ's servers answer an unauthorised caller.
+ *
+ * No client starves another (perflibd(8), LIMITS): a connection must bind
+ * within the bind deadline and complete a request within every idle
+ * deadline, counted in complete PDUs, never in bytes, so that a trickle
+ * does not keep it; each user (a uid, or for TCP a remote address) holds
+ * a bounded share of the connections, and root and the server's own user
+ * always find one; requests, their buffers and query handles are capped
+ * through the wire library.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +30,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,6 +38,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -36,18 +47,52 @@
 #include "pcq-core.h"
 #include "perflibv2.h"
 
-#define MAX_CLIENTS     1024
 #define READ_CHUNK      65536
 #define DENIED_MAX_REQUEST 65536
 #define CONN_STACK_SIZE (1024 * 1024)
+#define USEC_PER_SEC    1000000ull
+#define NO_DEADLINE     UINT64_MAX
+
+_Static_assert(CONN_MAX_QUERY_ITEMS == PCQ_SESSION_MAX_ITEMS, "one ceiling for items per query");
+
+void conn_limits_default(struct conn_limits *l)
+{
+        *l = (struct conn_limits){
+                .bind_timeout_sec = 10,
+                .idle_timeout_sec = 300,
+                .max_clients = 1024,
+                .max_per_user = 32,
+                .max_request = PV2_MAX_REQUEST,
+                .request_budget = 64u << 20,
+                .max_queries = 64,
+                .max_items = 4096,
+        };
+}
+
+/* Who is at the other end, as the caps count it. */
+struct conn_peer {
+        bool tcp;
+        bool privileged;                /* root or our own user: the caps never refuse it */
+        uid_t uid;                      /* Unix: SO_PEERCRED's, -1 when unknown */
+        gid_t gid;
+        int family;                     /* TCP: the remote address, without the port */
+        uint8_t addr[16];
+};
 
 /* One client: its socket, its DCE/RPC state and the thread that serves it. */
 struct conn {
         struct daemon *d;
         int fd;                         /* blocking: only its own thread waits on it */
+        struct conn_peer peer;
         struct pv2_server_conn *rpc;
         struct pcq_session session;
         struct conn *prev, *next;       /* d->conns, under d->conns_lock */
+
+        /* Deadlines, in CLOCK_MONOTONIC microseconds (conn_thread only). */
+        uint64_t deadline;
+        uint64_t calls;                 /* pv2_server_conn_calls when last counted */
+        bool bound;
+        uint64_t rcvtimeo;              /* SO_RCVTIMEO as last set */
 };
 
 static void conn_unlink(struct conn *c)
@@ -66,17 +111,50 @@ static void conn_unlink(struct conn *c)
         pthread_mutex_unlock(&d->conns_lock);
 }
 
-static void conn_link(struct conn *c)
+static bool peer_same(const struct conn_peer *a, const struct conn_peer *b)
+{
+        if (a->tcp != b->tcp)
+                return false;
+        if (!a->tcp)
+                return a->uid == b->uid;
+        return a->family == b->family && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+/*
+ * Whether the caps let one more connection of p in: -EUSERS when the
+ * server is full, -EDQUOT when p's user holds its share.  Under conns_lock.
+ */
+static int conn_admit_locked(const struct daemon *d, const struct conn_peer *p)
+{
+        const struct conn_limits *l = &d->limits;
+        size_t same = 0;
+
+        if (p->privileged)
+                return d->n_clients < l->max_clients + CONN_PRIVILEGED_RESERVE ? 0 : -EUSERS;
+        if (d->n_clients >= l->max_clients)
+                return -EUSERS;
+        for (const struct conn *c = d->conns; c && l->max_per_user > 0; c = c->next)
+                if (peer_same(&c->peer, p) && ++same >= l->max_per_user)
+                        return -EDQUOT;
+        return 0;
+}
+
+static int conn_link(struct conn *c)
 {
         struct daemon *d = c->d;
+        int r;
 
         pthread_mutex_lock(&d->conns_lock);
-        c->next = d->conns;
-        if (d->conns)
-                d->conns->prev = c;
-        d->conns = c;
-        __atomic_add_fetch(&d->n_clients, 1, __ATOMIC_RELAXED);
+        r = conn_admit_locked(d, &c->peer);
+        if (r == 0) {
+                c->next = d->conns;
+                if (d->conns)
+                        d->conns->prev = c;
+                d->conns = c;
+                __atomic_add_fetch(&d->n_clients, 1, __ATOMIC_RELAXED);
+        }
         pthread_mutex_unlock(&d->conns_lock);
+        return r;
 }
 
 /*
@@ -112,19 +190,38 @@ static bool in_group(int fd, gid_t primary, gid_t want)
         return false;
 }
 
-static bool peer_allowed(const struct daemon *d, int fd, bool tcp)
+/* Fills *p from fd: credentials for Unix sockets, the remote address for TCP. */
+static void peer_identify(int fd, bool tcp, struct conn_peer *p)
 {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
         struct ucred cred;
-        socklen_t len = sizeof(cred);
 
-        /* TCP is off unless the administrator turned it on, knowing it is open. */
-        if (tcp)
-                return true;
+        *p = (struct conn_peer){ .tcp = tcp, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        if (tcp) {
+                if (getpeername(fd, (struct sockaddr *) &ss, &len) < 0)
+                        return;         /* every such peer counts as one */
+                p->family = ss.ss_family;
+                if (ss.ss_family == AF_INET)
+                        memcpy(p->addr, &((struct sockaddr_in *) &ss)->sin_addr, 4);
+                else if (ss.ss_family == AF_INET6)
+                        memcpy(p->addr, &((struct sockaddr_in6 *) &ss)->sin6_addr, 16);
+                return;
+        }
+        len = sizeof(cred);
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return false;
-        if (cred.uid == 0 || cred.uid == geteuid())
+                return;
+        p->uid = cred.uid;
+        p->gid = cred.gid;
+        p->privileged = cred.uid == 0 || cred.uid == geteuid();
+}
+
+static bool peer_allowed(const struct daemon *d, int fd, const struct conn_peer *p)
+{
+        /* TCP is off unless the administrator turned it on, knowing it is open. */
+        if (p->tcp || p->privileged)
                 return true;
-        return d->have_group && in_group(fd, cred.gid, d->group);
+        return p->uid != (uid_t) -1 && d->have_group && in_group(fd, p->gid, d->group);
 }
 
 /* Sends every slice, as many at a time as one sendmsg takes. */
@@ -194,23 +291,86 @@ static void conn_trim(struct conn *c)
         ns_thread_trim();
 }
 
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static uint64_t deadline_after(uint64_t now, unsigned sec)
+{
+        return sec ? now + sec * USEC_PER_SEC : NO_DEADLINE;
+}
+
+static void set_timeo(int fd, int opt, uint64_t usec)
+{
+        struct timeval tv = { .tv_sec = (time_t) (usec / USEC_PER_SEC),
+                              .tv_usec = (suseconds_t) (usec % USEC_PER_SEC) };
+
+        (void) setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}
+
+/*
+ * Moves the deadline on what the protocol completed, never on bytes: the
+ * bind deadline runs from the accept, the idle one from the bind and from
+ * every request answered since.  Whether it passed.
+ */
+static bool conn_deadline_passed(struct conn *c)
+{
+        const struct conn_limits *l = &c->d->limits;
+        uint64_t calls = pv2_server_conn_calls(c->rpc), now = now_usec();
+
+        if (!c->bound && pv2_server_conn_bound(c->rpc)) {
+                c->bound = true;
+                c->deadline = deadline_after(now, l->idle_timeout_sec);
+        }
+        if (c->bound && calls != c->calls) {
+                c->calls = calls;
+                c->deadline = deadline_after(now, l->idle_timeout_sec);
+        }
+        if (now < c->deadline)
+                return false;
+        log_debug("closing a connection: no %s within %u s", c->bound ? "request" : "bind",
+                  c->bound ? l->idle_timeout_sec : l->bind_timeout_sec);
+        return true;
+}
+
+/* recv waits until the deadline, or the idle trim when that comes first. */
+static void conn_set_rcvtimeo(struct conn *c)
+{
+        uint64_t t = IDLE_TRIM_SEC * USEC_PER_SEC, now = now_usec();
+
+        if (c->deadline != NO_DEADLINE && c->deadline < now + t)
+                t = c->deadline > now ? c->deadline - now : 1;
+        if (t != c->rcvtimeo)
+                set_timeo(c->fd, SO_RCVTIMEO, t);
+        c->rcvtimeo = t;
+}
+
 static void *conn_thread(void *userdata)
 {
         struct conn *c = userdata;
         uint8_t *buf = malloc(READ_CHUNK);
-        struct timeval idle = { .tv_sec = IDLE_TRIM_SEC };
+        unsigned idle = c->d->limits.idle_timeout_sec;
 
-        (void) setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+        c->deadline = deadline_after(now_usec(), c->d->limits.bind_timeout_sec);
+        /* A client that reads nothing of a reply for that long is gone too. */
+        if (idle)
+                set_timeo(c->fd, SO_SNDTIMEO, idle * USEC_PER_SEC);
         while (buf) {
-                ssize_t n = recv(c->fd, buf, READ_CHUNK, 0);
+                ssize_t n;
 
+                conn_set_rcvtimeo(c);
+                n = recv(c->fd, buf, READ_CHUNK, 0);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                         conn_trim(c);
-                        continue;
-                }
-                if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
+                else if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
+                        break;
+                if (conn_deadline_passed(c))
                         break;
         }
         free(buf);
@@ -258,15 +418,49 @@ static int conn_start(struct conn *c)
         pthread_t t;
         int r;
 
+        r = conn_link(c);
+        if (r < 0)
+                return r;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, CONN_STACK_SIZE);
-        conn_link(c);
         r = -pthread_create(&t, &attr, conn_thread, c);
         pthread_attr_destroy(&attr);
         if (r < 0)
                 conn_unlink(c);
         return r;
+}
+
+/* The wire's caps for this client: a caller refused anyway needs no large requests. */
+static int conn_set_caps(struct conn *c)
+{
+        const struct conn_limits *l = &c->d->limits;
+        size_t max_request = c->session.allowed ? l->max_request :
+                             l->max_request < DENIED_MAX_REQUEST ? l->max_request :
+                             DENIED_MAX_REQUEST;
+        int r;
+
+        c->session.max_items = l->max_items;
+        if ((r = pv2_server_conn_set_max_request(c->rpc, max_request)) < 0 ||
+            (r = pv2_server_conn_set_max_queries(c->rpc, l->max_queries)) < 0)
+                return r;
+        return pv2_server_conn_set_budget(c->rpc, c->d->budget);
+}
+
+static void conn_log_refused(const struct daemon *d, const struct conn_peer *p, int r)
+{
+        char who[INET6_ADDRSTRLEN + 16] = "an unknown peer";
+
+        if (!p->tcp && p->uid != (uid_t) -1)
+                snprintf(who, sizeof(who), "uid %u", (unsigned) p->uid);
+        else if (p->tcp && p->family)
+                inet_ntop(p->family, p->addr, who, sizeof(who));
+        if (r == -EDQUOT)
+                log_info("refusing a connection of %s: it holds %zu already "
+                         "(--max-clients-per-user)", who, d->limits.max_per_user);
+        else
+                log_info("refusing a connection of %s: %zu clients (--max-clients)", who,
+                         d->limits.max_clients);
 }
 
 /*
@@ -276,6 +470,7 @@ static int conn_start(struct conn *c)
 static int conn_new(struct daemon *d, int fd, bool tcp)
 {
         struct conn *c = calloc(1, sizeof(*c));
+        bool allowed;
         int r;
 
         if (!c) {
@@ -284,20 +479,24 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         }
         c->d = d;
         c->fd = fd;
-        c->session = (struct pcq_session){ .ns = d->ns, .allowed = peer_allowed(d, fd, tcp) };
-        if (!c->session.allowed)
-                log_notice("a client without the right to query connected; "
-                           "it gets ERROR_ACCESS_DENIED");
+        peer_identify(fd, tcp, &c->peer);
+        allowed = peer_allowed(d, fd, &c->peer);
+        c->session = (struct pcq_session){ .ns = d->ns, .allowed = allowed };
         if (tcp)
                 tune_tcp(fd);
         r = pv2_server_conn_new(&pcq_core_handlers, &c->session, &c->rpc);
         if (r == 0 && tcp)
                 r = tcp_secondary_address(fd, c->rpc);
-        /* Every call of a caller without the right fails: it needs no large requests. */
-        if (r == 0 && !c->session.allowed)
-                r = pv2_server_conn_set_max_request(c->rpc, DENIED_MAX_REQUEST);
+        if (r == 0)
+                r = conn_set_caps(c);
         if (r == 0)
                 r = conn_start(c);
+        /* Once started, c is its thread's: it may be gone already. */
+        if (r == 0 && !allowed)
+                log_notice("a client without the right to query connected; "
+                           "it gets ERROR_ACCESS_DENIED");
+        if (r == -EUSERS || r == -EDQUOT)
+                conn_log_refused(d, &c->peer, r);
         if (r < 0)
                 conn_free(c);
         return r;
@@ -323,6 +522,7 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 {
         struct listener *l = userdata;
         struct daemon *d = l->d;
+        int r;
 
         for (;;) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
@@ -334,13 +534,10 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
                                 log_warning("accept: %s", strerror(errno));
                         return 0;
                 }
-                if (__atomic_load_n(&d->n_clients, __ATOMIC_RELAXED) >= MAX_CLIENTS) {
-                        log_warning("too many clients (%d): refusing one", MAX_CLIENTS);
-                        close(cfd);
-                        continue;
-                }
-                if (conn_new(d, cfd, l->tcp) < 0)
-                        log_warning("cannot serve a new client: out of memory");
+                /* conn_new applies the caps, and logs whom they refuse. */
+                r = conn_new(d, cfd, l->tcp);
+                if (r < 0 && r != -EUSERS && r != -EDQUOT)
+                        log_warning("cannot serve a new client: %s", strerror(-r));
         }
 }
 

@@ -14,9 +14,25 @@
 
 struct conn;
 struct ns;
+struct pv2_budget;
 struct plugins;
 struct reg_entry;
 struct ctrpp_provider_desc;
+
+/*
+ * What one client may hold (perflibd(8), LIMITS); 0 turns a deadline or the
+ * per-user cap off.  Set from the command line before the listeners start.
+ */
+struct conn_limits {
+        unsigned bind_timeout_sec;      /* accepted to bind_ack */
+        unsigned idle_timeout_sec;      /* between complete requests, and per blocked send */
+        size_t max_clients;             /* others are refused beyond it */
+        size_t max_per_user;            /* per uid (Unix) or remote address (TCP) */
+        size_t max_request;             /* stub bytes of one reassembled request */
+        size_t request_budget;          /* request buffers of all connections together */
+        size_t max_queries;             /* open query handles per connection */
+        size_t max_items;               /* items per query handle */
+};
 
 struct daemon {
         sd_event *event;
@@ -40,9 +56,19 @@ struct daemon {
         pthread_cond_t conns_cond;      /* a connection went away */
         struct conn *conns;
         size_t n_clients;               /* atomic */
+        struct conn_limits limits;
+        struct pv2_budget *budget;      /* for requests being reassembled, shared */
 };
 
 /* ---- conn.c ---- */
+
+/* Connections root and the server's user find beyond max_clients. */
+#define CONN_PRIVILEGED_RESERVE 16u
+/* The ceiling of --max-query-items: the operations' (PCQ_SESSION_MAX_ITEMS). */
+#define CONN_MAX_QUERY_ITEMS 8192u
+
+/* The defaults perflibd(8) documents. */
+void conn_limits_default(struct conn_limits *l);
 
 /*
  * Listens on fd (a bound, listening stream socket; the daemon owns it from

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "ns-live.h"
 #include "pcq.h"                /* PCQ_DEFAULT_TCP_PORT */
+#include "perflibv2.h"
 #include "plugins.h"
 #include "reader.h"
 #include "registry.h"
@@ -52,12 +53,97 @@ static void usage(FILE *f)
                 "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
                 "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
                 "                           the server's user (env PERFLIB_GROUP)\n"
+                "\n"
+                "Limits (see LIMITS in perflibd(8); 0 turns a deadline or the per-user cap off):\n"
+                "      --bind-timeout=SEC   close a connection not bound by then (default 10)\n"
+                "      --idle-timeout=SEC   close a connection with no complete request for\n"
+                "                           that long (default 300)\n"
+                "      --max-clients=N      refuse others beyond N connections; root and the\n"
+                "                           server's user get %u more (default 1024)\n"
+                "      --max-clients-per-user=N\n"
+                "                           connections per uid, or per address over TCP;\n"
+                "                           root and the server's user exempt (default 32)\n"
+                "      --max-request=BYTES  largest request (K, M, G; default %u, the\n"
+                "                           largest MS-PCQ allows)\n"
+                "      --request-memory=BYTES\n"
+                "                           requests being received, all clients together,\n"
+                "                           beyond 64K each (default 64M)\n"
+                "      --max-queries=N      open query handles per connection (default 64)\n"
+                "      --max-query-items=N  counters per query handle (default 4096, at\n"
+                "                           most %u)\n"
+                "\n"
                 "  -d, --debug              log debug messages\n"
                 "  -h, --help               show this help and exit\n"
                 "  -V, --version            show the version and exit\n"
                 "\n"
                 "See perflibd(8).\n",
-                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME);
+                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME,
+                CONN_PRIVILEGED_RESERVE, PV2_MAX_REQUEST, CONN_MAX_QUERY_ITEMS);
+}
+
+/* A number with an optional binary suffix (K, M, G), within [min, max]. */
+static int parse_number(const char *name, const char *arg, size_t min, size_t max,
+                        size_t *ret)
+{
+        unsigned long long v;
+        char *end;
+        int shift = 0;
+
+        errno = 0;
+        v = strtoull(arg, &end, 10);
+        if (*end == 'K' || *end == 'M' || *end == 'G')
+                shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+        if (shift)
+                end++;
+        if (errno || end == arg || *end || arg[0] == '-' || v > (max >> shift) ||
+            (v << shift) < min) {
+                fprintf(stderr, "perflibd: --%s: not a number in [%zu, %zu]: %s\n", name, min,
+                        max, arg);
+                return -EINVAL;
+        }
+        *ret = (size_t) (v << shift);
+        return 0;
+}
+
+enum {
+        OPT_BIND_TIMEOUT = 256,
+        OPT_IDLE_TIMEOUT,
+        OPT_MAX_CLIENTS,
+        OPT_MAX_PER_USER,
+        OPT_MAX_REQUEST,
+        OPT_REQUEST_MEMORY,
+        OPT_MAX_QUERIES,
+        OPT_MAX_ITEMS,
+};
+
+/* One of the limits' options: 0, or -EINVAL (told). */
+static int parse_limit(struct conn_limits *l, int opt, const char *name, const char *arg)
+{
+        size_t v;
+        int r;
+
+        switch (opt) {
+        case OPT_BIND_TIMEOUT:
+        case OPT_IDLE_TIMEOUT:
+                r = parse_number(name, arg, 0, 86400, &v);
+                if (r == 0)
+                        *(opt == OPT_BIND_TIMEOUT ? &l->bind_timeout_sec
+                                                  : &l->idle_timeout_sec) = (unsigned) v;
+                return r;
+        case OPT_MAX_CLIENTS:
+                return parse_number(name, arg, 1, 1u << 20, &l->max_clients);
+        case OPT_MAX_PER_USER:
+                return parse_number(name, arg, 0, 1u << 20, &l->max_per_user);
+        case OPT_MAX_REQUEST:
+                return parse_number(name, arg, PV2_MIN_REQUEST, PV2_MAX_REQUEST,
+                                    &l->max_request);
+        case OPT_REQUEST_MEMORY:
+                return parse_number(name, arg, 0, SIZE_MAX / 2, &l->request_budget);
+        case OPT_MAX_QUERIES:
+                return parse_number(name, arg, 1, PV2_MAX_QUERIES, &l->max_queries);
+        default:
+                return parse_number(name, arg, 1, CONN_MAX_QUERY_ITEMS, &l->max_items);
+        }
 }
 
 static int dup_to(char **dst, const char *src)
@@ -110,17 +196,25 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "listen-tcp", required_argument, NULL, 'l' },
                 { "socket", required_argument, NULL, 's' },
                 { "group", required_argument, NULL, 'g' },
+                { "bind-timeout", required_argument, NULL, OPT_BIND_TIMEOUT },
+                { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+                { "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+                { "max-clients-per-user", required_argument, NULL, OPT_MAX_PER_USER },
+                { "max-request", required_argument, NULL, OPT_MAX_REQUEST },
+                { "request-memory", required_argument, NULL, OPT_REQUEST_MEMORY },
+                { "max-queries", required_argument, NULL, OPT_MAX_QUERIES },
+                { "max-query-items", required_argument, NULL, OPT_MAX_ITEMS },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
         const char *group = getenv("PERFLIB_GROUP");
-        int c;
+        int c, i;
 
         if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0)
                 return -ENOMEM;
-        while ((c = getopt_long(argc, argv, "r:R:p:l:s:g:dhV", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:R:p:l:s:g:dhV", opts, &i)) >= 0) {
                 char **dst = c == 'r' ? &d->runtime_dir : c == 'R' ? &d->registry_dir :
                              c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
                              c == 's' ? &d->socket_path : NULL;
@@ -128,6 +222,11 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
                                 return -ENOMEM;
+                        continue;
+                }
+                if (c >= OPT_BIND_TIMEOUT) {
+                        if (parse_limit(&d->limits, c, opts[i].name, optarg) < 0)
+                                return -EINVAL;
                         continue;
                 }
                 switch (c) {
@@ -469,6 +568,8 @@ static void daemon_done(struct daemon *d)
                 unlink(d->socket_path);
         sd_event_unref(d->event);
         ns_free(d->ns);
+        /* After conns_stop: no connection draws on it any more. */
+        pv2_budget_free(d->budget);
         registry_drop(d);
         free(d->runtime_dir);
         free(d->registry_dir);
@@ -486,6 +587,8 @@ static int run(struct daemon *d)
         if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
                 return r;
         ns_set_threaded(d->ns);
+        if ((r = pv2_budget_new(d->limits.request_budget, &d->budget)) < 0)
+                return r;
         registry_load(d);
         plugins_start(d);
         watch_all(d);
@@ -508,6 +611,7 @@ int main(int argc, char **argv)
         int r;
 
         log_setup();
+        conn_limits_default(&d.limits);
         r = parse_args(&d, argc, argv);
         if (r == 0) {
                 r = run(&d);

@@ -54,9 +54,10 @@
  *     for a multiple-instance set), ERROR_WMI_GUID_NOT_FOUND,
  *     ERROR_WMI_ITEMID_NOT_FOUND, ERROR_PATH_NOT_FOUND (a named instance
  *     with no live match when added: MS-PCQ's table), ERROR_ALREADY_EXISTS,
- *     ERROR_OUTOFMEMORY (allocation, or the query's bound of
- *     PCQ_QUERY_MAX_ITEMS).  Removing what the query does not hold is
- *     ERROR_INVALID_PARAMETER, whatever the counterset.
+ *     ERROR_OUTOFMEMORY (allocation, or the session's bound on items per
+ *     query, max_items, at most PCQ_QUERY_MAX_ITEMS).  Removing what the
+ *     query does not hold is ERROR_INVALID_PARAMETER, whatever the
+ *     counterset.
  *  9. PERF_ADD_COUNTER / PERF_REMOVE_COUNTER go to the counterset's
  *     providers once per identifier, with the buffer Windows builds: a
  *     PERF_COUNTER_IDENTITY (host layout: providers are local programs)
@@ -107,6 +108,8 @@
 #include "pcq-query.h"
 #include "pcq-reply.h"
 #include "pcq-validate.h"
+
+_Static_assert(PCQ_SESSION_MAX_ITEMS == PCQ_QUERY_MAX_ITEMS, "one ceiling for items per query");
 
 static struct pcq_session *session(void *conn, struct pv2_out *out)
 {
@@ -162,14 +165,16 @@ static uint32_t h_enumerate_instances(void *conn, const uint16_t *machine,
 
 static uint32_t h_open_query(void *conn, const uint16_t *machine, void **ret_query)
 {
+        struct pcq_session *s = session(conn, NULL);
         struct pcq_query *q;
 
-        if (!session(conn, NULL))
+        if (!s)
                 return ERROR_ACCESS_DENIED;
         if (!ret_query)
                 return ERROR_INVALID_PARAMETER;
         if (pcq_query_new(machine, &q) < 0)
                 return ERROR_OUTOFMEMORY;
+        q->max_items = s->max_items;
         *ret_query = q;     /* owned by the stubs' handle table until close_query */
         return ERROR_SUCCESS;
 }

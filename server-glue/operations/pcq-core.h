@@ -34,7 +34,19 @@ struct pcq_session {
         struct ns *ns;                  /* borrowed; outlives the session */
         bool allowed;                   /* peer authorised (credentials checked by the transport) */
         struct pcq_reuse reply;         /* zeroed by the transport */
+        /*
+         * Items one query of this session may hold (0: PCQ_QUERY_MAX_ITEMS,
+         * also the ceiling); one more is refused with the per-identifier
+         * Status ERROR_OUTOFMEMORY, MS-PCQ 3.1.4.1.7's code for an item the
+         * server could not store.  Query handles are capped by the wire
+         * (pv2_server_conn_set_max_queries).
+         */
+        size_t max_items;
 };
+
+/* The ceiling of max_items (PCQ_QUERY_MAX_ITEMS), for the transport's checks. */
+#define PCQ_SESSION_MAX_ITEMS 8192u
+
 
 /*
  * Frees what the session keeps between calls (the reply buffer, unless it

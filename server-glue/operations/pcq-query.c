@@ -106,8 +106,10 @@ long pcq_query_find(const struct pcq_query *q, const struct pcq_item *key)
 int pcq_query_append(struct pcq_query *q, const struct pcq_item *it)
 {
         struct pcq_item copy = *it;
+        size_t max = q->max_items && q->max_items < PCQ_QUERY_MAX_ITEMS ? q->max_items
+                                                                         : PCQ_QUERY_MAX_ITEMS;
 
-        if (q->n_items >= PCQ_QUERY_MAX_ITEMS)
+        if (q->n_items >= max)
                 return -E2BIG;
         if (q->n_items == q->cap) {
                 size_t cap = q->cap ? q->cap * 2 : 8;

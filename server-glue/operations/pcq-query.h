@@ -44,6 +44,7 @@ struct pcq_query {
         size_t n_items;
         size_t cap;
         size_t data_size_hint;          /* bytes of the last QueryCounterData answer */
+        size_t max_items;               /* the session's cap; 0 or above: PCQ_QUERY_MAX_ITEMS */
 
         /*
          * The reply of a QueryCounterData that did not fit the client's
@@ -96,7 +97,7 @@ long pcq_query_find(const struct pcq_query *q, const struct pcq_item *key);
 
 /*
  * Appends a copy of it (its name copied too).  0, -E2BIG when the query
- * holds PCQ_QUERY_MAX_ITEMS already, -ENOMEM.
+ * holds max_items (at most PCQ_QUERY_MAX_ITEMS) already, -ENOMEM.
  */
 int pcq_query_append(struct pcq_query *q, const struct pcq_item *it);
 

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflibd's limits under attack (perflibd(8), LIMITS), each against a real
+ * server started with small caps so that the test is quick: a connection
+ * that never binds, and one that trickles bytes without ever completing a
+ * PDU, are closed by the deadlines; one user cannot take every connection,
+ * and root still gets in; sixteen clients streaming large requests do not
+ * grow the server past the request budget; query handles and items per
+ * handle stop at their caps with MS-PCQ's ERROR_OUTOFMEMORY.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemonutil.h"
+#include "perflibv2.h"
+#include "testutil.h"
+
+#define N_ATTACKERS     16
+/* Generous: a loaded 2-core machine may be slow, never this slow. */
+#define CLOSE_BOUND_S   10.0
+
+static struct du_daemon srv;
+
+static const GUID prov = { 0x1a2b0001, 0x15, 0x15, { 1, 5, 1, 5, 1, 5, 1, 5 } };
+static const GUID cset = { 0x1a2b0002, 0x15, 0x15, { 1, 5, 1, 5, 1, 5, 1, 5 } };
+
+/* impacket's bind: max frags 4280, one context, PerflibV2 over NDR. */
+static const uint8_t bind_pdu[72] = {
+        5, 0, 11, 3, 0x10, 0, 0, 0, 72, 0, 0, 0, 1, 0, 0, 0,
+        0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0,
+        0, 0, 1, 0,
+        0xc5, 0x86, 0x5a, 0xda, 0xc2, 0x12, 0x43, 0x49,
+        0xab, 0x30, 0x7f, 0x74, 0xa8, 0x13, 0xd8, 0x53, 1, 0, 0, 0,
+        0x04, 0x5d, 0x88, 0x8a, 0xeb, 0x1c, 0xc9, 0x11,
+        0x9f, 0xe8, 0x08, 0x00, 0x2b, 0x10, 0x48, 0x60, 2, 0, 0, 0,
+};
+
+/* ---- the server and raw connections ---- */
+
+static int setup(void **state)
+{
+        assert_int_equal(du_init(&srv, tu_runtime_setup()), 0);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        if (srv.pid > 0)
+                assert_true(du_stop(&srv) >= 0);
+        tu_runtime_teardown();
+        return 0;
+}
+
+/* Starts perflibd with args and waits until it answers. */
+static void start_server(const char *const *args)
+{
+        struct pv2_client *c = NULL;
+
+        srv.args = args;
+        assert_int_equal(du_start(&srv, NULL, NULL), 0);
+        if (du_connect(&srv, 5000, &c) < 0)
+                fail_msg("perflibd did not answer on %s", srv.sock);
+        pv2_client_free(c);
+}
+
+static int raw_connect(void)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct timeval tv = { .tv_sec = 10 };
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        assert_true(fd >= 0);
+        assert_true(strlen(srv.sock) < sizeof(sa.sun_path));
+        strcpy(sa.sun_path, srv.sock);
+        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        /* No send may hang the test: a server that stops reading fails it. */
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
+        return fd;
+}
+
+/* Reads what is there; 1 once the server closed the connection, else 0. */
+static int drained_closed(int fd, int timeout_ms)
+{
+        uint8_t buf[4096];
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        ssize_t n;
+
+        if (poll(&p, 1, timeout_ms) <= 0)
+                return 0;
+        n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+/* Seconds until the server closes fd, or -1 past bound_s. */
+static double wait_closed(int fd, double bound_s)
+{
+        double t0 = tu_now();
+
+        while (tu_now() - t0 < bound_s)
+                if (drained_closed(fd, 100))
+                        return tu_now() - t0;
+        return -1;
+}
+
+static void raw_bind(int fd)
+{
+        uint8_t ack[256];
+
+        assert_int_equal(send(fd, bind_pdu, sizeof(bind_pdu), MSG_NOSIGNAL),
+                         (ssize_t) sizeof(bind_pdu));
+        assert_true(recv(fd, ack, sizeof(ack), 0) >= 24);
+        assert_int_equal(ack[2], 12);                   /* bind_ack */
+}
+
+/* A request fragment's 24-byte header: flags, frag_len, alloc_hint; opnum 7. */
+static void request_header(uint8_t h[24], uint8_t flags, uint16_t frag_len, uint32_t hint)
+{
+        memset(h, 0, 24);
+        h[0] = 5;
+        h[3] = flags;
+        h[4] = 0x10;
+        h[8] = (uint8_t) frag_len;
+        h[9] = (uint8_t) (frag_len >> 8);
+        h[12] = 2;                                      /* call_id */
+        for (int i = 0; i < 4; i++)
+                h[16 + i] = (uint8_t) (hint >> (8 * i));
+        h[22] = 7;
+}
+
+/* ---- deadlines ---- */
+
+static void test_bind_deadline(void **state)
+{
+        static const char *const args[] = { "--bind-timeout=1", "--idle-timeout=2", NULL };
+        struct pv2_client *idle, *busy;
+        struct pv2_out o = { 0 };
+        double t;
+        int fd;
+
+        start_server(args);
+        assert_int_equal(du_connect(&srv, 5000, &idle), 0);
+        fd = raw_connect();
+        /* Never binds: gone after about a second, not after 72 s or never. */
+        t = wait_closed(fd, CLOSE_BOUND_S);
+        close(fd);
+        printf("# a connection that never binds: closed after %.1f s\n", t);
+        assert_true(t >= 0.5);
+        /* Requests every half second keep a connection past the idle deadline... */
+        assert_int_equal(du_connect(&srv, 5000, &busy), 0);
+        for (int i = 0; i < 8; i++) {
+                assert_int_equal(pv2_enumerate_counterset(busy, NULL, 256, &o), ERROR_SUCCESS);
+                pv2_out_done(&o);
+                usleep(500000);
+        }
+        pv2_client_free(busy);
+        /* ...while the one bound but silent for over 4 s is gone. */
+        assert_int_equal(pv2_enumerate_counterset(idle, NULL, 256, &o),
+                         PV2_ERROR_CONNECTION_ABORTED);
+        pv2_client_free(idle);
+}
+
+/*
+ * Sends a request header announcing a 4 KiB fragment one byte every 200 ms:
+ * the fragment would take 13 minutes.  Seconds until closed, or -1.
+ */
+static double trickle(int fd)
+{
+        uint8_t h[24];
+        double t0 = tu_now();
+
+        request_header(h, 3, 4096, 0);
+        for (size_t i = 0; tu_now() - t0 < CLOSE_BOUND_S; i++) {
+                if (send(fd, h + i % sizeof(h), 1, MSG_NOSIGNAL) != 1 || drained_closed(fd, 200))
+                        return tu_now() - t0;
+        }
+        return -1;
+}
+
+static void test_slow_writer(void **state)
+{
+        static const char *const args[] = { "--bind-timeout=1", "--idle-timeout=2", NULL };
+        double t;
+        int fd;
+
+        start_server(args);
+        /* Before the bind: the bind deadline, whatever the trickle. */
+        fd = raw_connect();
+        t = trickle(fd);
+        close(fd);
+        printf("# a slow writer before its bind: closed after %.1f s\n", t);
+        assert_true(t >= 0.5);
+        /* After it: the idle deadline counts complete requests, not bytes. */
+        fd = raw_connect();
+        raw_bind(fd);
+        t = trickle(fd);
+        close(fd);
+        printf("# a slow writer after its bind: closed after %.1f s\n", t);
+        assert_true(t >= 1.5);
+}
+
+/* ---- connections per user ---- */
+
+/*
+ * In a child running as uid: opens n connections, writes how many were
+ * served to out_fd, holds them until hold_fd reaches EOF.
+ */
+static void connect_as(uid_t uid, int n, int out_fd, int hold_fd)
+{
+        struct pv2_client *c[64];
+        uint8_t got = 0;
+        char b;
+
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+            setresuid(uid, uid, uid) < 0)
+                _exit(2);
+        for (int i = 0; i < n && i < 64; i++)
+                if (pv2_client_connect_unix(srv.sock, 5000, &c[got]) == 0)
+                        got++;
+        if (write(out_fd, &got, 1) != 1)
+                _exit(3);
+        while (read(hold_fd, &b, 1) > 0)
+                ;
+        _exit(0);
+}
+
+struct holder {
+        pid_t pid;
+        int hold_fd;                    /* closing it lets the child go */
+};
+
+/* How many of n connections a child as uid was served; it keeps them. */
+static int hold_as(uid_t uid, int n, struct holder *ret)
+{
+        int out[2], hold[2];
+        uint8_t got = 0;
+        pid_t pid;
+
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                close(out[0]);
+                close(hold[1]);
+                connect_as(uid, n, out[1], hold[0]);
+        }
+        close(out[1]);
+        close(hold[0]);
+        assert_int_equal(read(out[0], &got, 1), 1);
+        close(out[0]);
+        *ret = (struct holder){ pid, hold[1] };
+        return got;
+}
+
+static void release(struct holder *h)
+{
+        int status;
+
+        close(h->hold_fd);
+        assert_int_equal(waitpid(h->pid, &status, 0), h->pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_per_user(void **state)
+{
+        static const char *const args[] = { "--max-clients-per-user=4", "--max-clients=6",
+                                            NULL };
+        struct pv2_client *root[8];
+        struct holder a, b;
+        struct pv2_out o = { 0 };
+
+        if (geteuid() != 0) {
+                print_message("test_per_user: skipped, needs root to connect as other users\n");
+                skip();
+        }
+        start_server(args);
+        assert_int_equal(chmod(getenv("PERFLIB_RUNTIME_DIR"), 0755), 0);
+        /* nobody gets its 4 and no more; another user the 2 left of 6. */
+        assert_int_equal(hold_as(65534, 8, &a), 4);
+        assert_int_equal(hold_as(65533, 8, &b), 2);
+        /* The server is full for others; root still gets in, past both caps, and queries. */
+        for (int i = 0; i < 8; i++) {
+                assert_int_equal(du_connect(&srv, 5000, &root[i]), 0);
+                assert_int_equal(pv2_enumerate_counterset(root[i], NULL, 256, &o),
+                                 ERROR_SUCCESS);
+                pv2_out_done(&o);
+        }
+        for (int i = 0; i < 8; i++)
+                pv2_client_free(root[i]);
+        /* b inherited a's end of the pipe that holds a: b goes first. */
+        release(&b);
+        release(&a);
+}
+
+/* ---- request memory ---- */
+
+static long rss_kib(pid_t pid)
+{
+        char path[64], line[256];
+        long kib = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+                        break;
+        fclose(f);
+        assert_true(kib > 0);
+        return kib;
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#endif
+/*
+ * What 16 clients may grow the server by: the 4 MiB budget, 16 free shares
+ * of 64 KiB, their receive buffers.  ASan shadows every byte and keeps
+ * freed blocks (quarantine, turned off for the server below, and caches):
+ * twice that.  Without the budget, 16 MiB of requests alone.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define RSS_BOUND_KIB   (24 * 1024)
+#else
+#define RSS_BOUND_KIB   (12 * 1024)
+#endif
+
+#define FRAG_STUB       65000u
+#define STREAM_FRAGS    15u             /* 975,000 bytes: under the 1 MiB cap */
+
+/*
+ * Sends fragment i of a request that never ends, announced as 63 MiB (the
+ * alloc_hint of the attack that grew perflibd by 1 GB); 0, or -1 once refused.
+ */
+static int stream_one(int fd, unsigned i, uint8_t *pdu)
+{
+        request_header(pdu, i == 0 ? 1 : 0, 24 + FRAG_STUB, 63u << 20);
+        if (send(fd, pdu, 24 + FRAG_STUB, MSG_NOSIGNAL) != 24 + FRAG_STUB)
+                return -1;
+        return drained_closed(fd, 0) ? -1 : 0;
+}
+
+/* 16 clients stream almost 1 MiB each and hold it: how many were refused. */
+static int stream_all(int fds[N_ATTACKERS])
+{
+        uint8_t *pdu = calloc(1, 24 + FRAG_STUB);
+        bool refused[N_ATTACKERS] = { false };
+        int n_refused = 0;
+
+        assert_non_null(pdu);
+        for (unsigned f = 0; f < STREAM_FRAGS; f++)
+                for (int i = 0; i < N_ATTACKERS; i++)
+                        if (!refused[i] && stream_one(fds[i], f, pdu) < 0) {
+                                refused[i] = true;
+                                n_refused++;
+                        }
+        /* The last fragments in: refusals the server sent since. */
+        for (int i = 0; i < N_ATTACKERS; i++)
+                if (!refused[i] && drained_closed(fds[i], 200))
+                        n_refused++;
+        free(pdu);
+        return n_refused;
+}
+
+static void test_request_memory(void **state)
+{
+        static const char *const args[] = { "--max-request=1M", "--request-memory=4M", NULL };
+        int fds[N_ATTACKERS];
+        long before, after;
+        int refused;
+
+#ifdef __SANITIZE_ADDRESS__
+        const char *asan = getenv("ASAN_OPTIONS");
+        char opts[1024];
+
+        snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=0", asan ? asan : "",
+                 asan && *asan ? ":" : "");
+        assert_int_equal(setenv("ASAN_OPTIONS", opts, 1), 0);
+#endif
+        start_server(args);
+        /* Threads and arenas of 16 connections exist before the baseline. */
+        for (int i = 0; i < N_ATTACKERS; i++)
+                fds[i] = raw_connect();
+        for (int i = 0; i < N_ATTACKERS; i++) {
+                raw_bind(fds[i]);
+                close(fds[i]);
+        }
+        before = rss_kib(srv.pid);
+        for (int i = 0; i < N_ATTACKERS; i++) {
+                fds[i] = raw_connect();
+                raw_bind(fds[i]);
+        }
+        refused = stream_all(fds);
+        after = rss_kib(srv.pid);
+        printf("# 16 clients streaming 975,000-byte requests: %d refused, "
+               "RSS %ld -> %ld KiB\n", refused, before, after);
+        /* 4 MiB of budget holds four such requests: the others are refused. */
+        assert_true(refused >= N_ATTACKERS - 6);
+        assert_true(after - before < RSS_BOUND_KIB);
+        for (int i = 0; i < N_ATTACKERS; i++)
+                close(fds[i]);
+}
+
+/* ---- query handles and items ---- */
+
+static void provider_child(int cmd_fd, int ack_fd)
+{
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 1,
+                                              (const ULONG[]) { 4 }, &size);
+        HANDLE h;
+
+        if (PerfStartProvider((GUID *) &prov, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS ||
+            !PerfCreateInstance(h, &cset, L"i0", 0))
+                _exit(2);
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd))
+                tu_ready(ack_fd);
+        _exit(0);
+}
+
+/* Identifiers of counter 1, instance "*", InstanceId first..first+n-1: distinct items. */
+static size_t identifiers(uint8_t *buf, uint32_t first, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++) {
+                uint8_t *p = buf + 48 * i;
+                uint32_t id = first + i;
+
+                memset(p, 0, 48);
+                memcpy(p, &cset, 16);
+                p[20] = 48;                             /* Size */
+                p[24] = 1;                              /* CounterId */
+                memcpy(p + 28, &id, 4);
+                p[40] = '*';
+        }
+        return 48 * n;
+}
+
+static void test_handles_and_items(void **state)
+{
+        static const char *const args[] = { "--max-queries=4", "--max-query-items=8", NULL };
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_handle h[5];
+        struct pv2_client *c;
+        uint8_t ids[48 * 9];
+
+        start_server(args);
+        assert_int_equal(du_connect(&srv, 5000, &c), 0);
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        assert_int_equal(du_wait_listed(c, &cset, true, 10000), 0);
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(pv2_open_query(c, NULL, &h[i]), ERROR_SUCCESS);
+        assert_int_equal(pv2_open_query(c, NULL, &h[4]), ERROR_OUTOFMEMORY);
+        assert_int_equal(pv2_close_query(c, &h[3]), ERROR_SUCCESS);
+        assert_int_equal(pv2_open_query(c, NULL, &h[3]), ERROR_SUCCESS);
+
+        /* Nine items into a query that holds eight: the ninth's Status says so. */
+        assert_int_equal(pv2_validate_counters(c, &h[0], ids, (uint32_t) identifiers(ids, 0, 9),
+                                               1), ERROR_SUCCESS);
+        for (int i = 0; i < 8; i++)
+                assert_int_equal(du_le32(ids + 48 * i + 16), ERROR_SUCCESS);
+        assert_int_equal(du_le32(ids + 48 * 8 + 16), ERROR_OUTOFMEMORY);
+        /* One removed, the ninth fits. */
+        assert_int_equal(pv2_validate_counters(c, &h[0], ids, (uint32_t) identifiers(ids, 0, 1),
+                                               0), ERROR_SUCCESS);
+        assert_int_equal(du_le32(ids + 16), ERROR_SUCCESS);
+        assert_int_equal(pv2_validate_counters(c, &h[0], ids, (uint32_t) identifiers(ids, 8, 1),
+                                               1), ERROR_SUCCESS);
+        assert_int_equal(du_le32(ids + 16), ERROR_SUCCESS);
+        pv2_client_free(c);
+        tu_child_stop(&p);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_bind_deadline, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slow_writer, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_per_user, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_request_memory, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_handles_and_items, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
