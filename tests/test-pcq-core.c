@@ -1291,6 +1291,43 @@ static void data_sizing_collects_once(void **state)
 }
 
 /*
+ * A session keeps one sizing call's reply at a time: a sizing call on a
+ * second handle drops the first handle's, so a client cannot leave the
+ * server holding a reply per handle it opens; closing the handle that
+ * keeps one forgets it.
+ */
+static void data_one_kept_reply_per_session(void **state)
+{
+        struct fx *fx = *state;
+        struct pv2_out o;
+        void *first, *second;
+        uint32_t need;
+
+        open_query(fx, NULL);
+        assert_int_equal(add1(fx, &g_multi, WILD, ANY, u"*"), 0);
+        first = fx->q;
+        open_query(fx, NULL);
+        assert_int_equal(add1(fx, &g_multi, WILD, ANY, u"*"), 0);
+        second = fx->q;
+        fake_ns_clear_events(fx->ns);
+        assert_int_equal(H->query_counter_data(&fx->s, first, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        need = o.rtn_size;
+        assert_ptr_equal(fx->s.kept, first);
+        assert_int_equal(H->query_counter_data(&fx->s, second, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        assert_ptr_equal(fx->s.kept, second);
+        assert_int_equal(collections(fx), 2);
+        /* The first handle's reply went: its real call collects again. */
+        assert_int_equal(H->query_counter_data(&fx->s, first, need, &o), ERROR_SUCCESS);
+        assert_int_equal(collections(fx), 3);
+        out_done(&o);
+        /* The second's is still there, until its handle closes. */
+        assert_ptr_equal(fx->s.kept, second);
+        assert_int_equal(H->close_query(&fx->s, second), ERROR_SUCCESS);
+        assert_null(fx->s.kept);
+        fx->q = first;
+}
+
+/*
  * A query read again is written in one pass into a buffer sized from last
  * time; when instances arrive that buffer is too small and the two-pass
  * path takes over.  Either way the bytes are the same (bar the clocks).
@@ -1551,6 +1588,7 @@ int main(void)
                 T(data_reresolves_instances),
                 T(data_sizing),
                 T(data_sizing_collects_once),
+                T(data_one_kept_reply_per_session),
                 T(data_regrowth),
                 T(query_limit),
                 T(validate_garbage),

@@ -181,10 +181,27 @@ static uint32_t h_open_query(void *conn, const uint16_t *machine, void **ret_que
 
 static uint32_t h_close_query(void *conn, void *query)
 {
-        if (!session(conn, NULL))
+        struct pcq_session *s = session(conn, NULL);
+
+        if (!s)
                 return ERROR_ACCESS_DENIED;
+        if (s->kept == query)
+                s->kept = NULL;
         pcq_query_free(query);
         return ERROR_SUCCESS;
+}
+
+/* After a QueryCounterData on q: at most one query of s keeps a reply. */
+static void session_kept(struct pcq_session *s, struct pcq_query *q)
+{
+        if (!q->kept) {
+                if (s->kept == q)
+                        s->kept = NULL;
+                return;
+        }
+        if (s->kept && s->kept != q)
+                pcq_query_forget(s->kept);
+        s->kept = q;
 }
 
 static uint32_t h_query_counter_info(void *conn, void *query, uint32_t in_size,
@@ -202,12 +219,15 @@ static uint32_t h_query_counter_data(void *conn, void *query, uint32_t in_size,
                                      struct pv2_out *out)
 {
         struct pcq_session *s = session(conn, out);
+        uint32_t e;
 
         if (!s)
                 return ERROR_ACCESS_DENIED;
         if (!query)
                 return ERROR_INVALID_HANDLE;
-        return pcq_op_counter_data(s->ns, query, in_size, &s->reply, out);
+        e = pcq_op_counter_data(s->ns, query, in_size, &s->reply, out);
+        session_kept(s, query);
+        return e;
 }
 
 /* The transport is done with an out->data: the reply buffer is free again. */

@@ -42,6 +42,13 @@ struct pcq_session {
          * (pv2_server_conn_set_max_queries).
          */
         size_t max_items;
+        /*
+         * The one query of the session that holds a sizing call's reply
+         * (pcq-query.h), borrowed: keeping one per session rather than per
+         * handle bounds what a client can leave the server holding by
+         * opening many handles and never fetching their replies.
+         */
+        struct pcq_query *kept;
 };
 
 /* The ceiling of max_items (PCQ_QUERY_MAX_ITEMS), for the transport's checks. */
