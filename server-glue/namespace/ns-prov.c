@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns-map.h"
 #include "ns-prov.h"
 
 void ns_names_free(struct ns_name *n)
@@ -68,8 +69,12 @@ int ns_prov_add(const char *path, void *userdata)
                 ns_prov_free(p);
                 return -ENOMEM;
         }
-        /* A provider that exits between the scan and here is simply not added. */
-        if (pl_reader_open(path, &p->r) < 0) {
+        /*
+         * A provider that exits between the scan and here is simply not
+         * added; one refused for its size or kept out by a shortage is
+         * logged by ns_map_open and ns.c.
+         */
+        if (ns_map_open(ns, path, &p->r, &p->mapped) < 0) {
                 ns_prov_free(p);
                 return 0;
         }
@@ -89,6 +94,7 @@ void ns_provs_reap(struct ns *ns)
                         ns->provs[j++] = ns->provs[i];
                         continue;
                 }
+                ns_map_release(ns, ns->provs[i]->mapped);
                 ns_prov_free(ns->provs[i]);
                 ns->dirty = true;
         }

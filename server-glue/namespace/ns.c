@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ns-catalog.h"
+#include "ns-map.h"
 
 int ns_new(const char *runtime_dir, struct ns **ret)
 {
@@ -31,6 +32,8 @@ int ns_new(const char *runtime_dir, struct ns **ret)
                 return -ENOMEM;
         }
         ns->rescan = ns->dirty = true;
+        ns->max_segment = NS_MAX_SEGMENT_DEFAULT;
+        ns->max_mapped = NS_MAX_MAPPED_DEFAULT;
         pthread_mutex_init(&ns->lock, NULL);
         pthread_cond_init(&ns->idle, NULL);
         *ret = ns;
@@ -68,6 +71,7 @@ void ns_free(struct ns *ns)
         for (size_t i = 0; i < ns->n_provs; i++)
                 ns_prov_free(ns->provs[i]);
         free(ns->provs);
+        ns_map_free(ns);
         free(ns->runtime_dir);
         pthread_cond_destroy(&ns->idle);
         pthread_mutex_destroy(&ns->lock);
@@ -79,6 +83,18 @@ void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *de
         ns->installed = descs;
         ns->n_installed = n;
         ns->dirty = true;
+}
+
+void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped)
+{
+        ns->max_segment = max_segment;
+        ns->max_mapped = max_mapped;
+}
+
+void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata)
+{
+        ns->log = log;
+        ns->log_userdata = userdata;
 }
 
 void ns_runtime_changed(struct ns *ns)
@@ -130,10 +146,12 @@ int ns_refresh(struct ns *ns)
                 ns->rescan = true;
         if (ns->rescan) {
                 /* A missing runtime directory just means no provider yet. */
+                ns_map_scan_begin(ns);
                 ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
                 if (ret < 0 && ret != -ENOENT)
                         return ret;
-                ns->rescan = false;
+                /* Those a shortage of descriptors kept out are tried again next time. */
+                ns->rescan = ns_map_scan_short(ns);
         }
         if (ns->waiters > 0)
                 return 0;
