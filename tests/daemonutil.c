@@ -54,7 +54,7 @@ int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix)
 static void exec_server(const struct du_daemon *d, const char *bin,
                         const char *const *launcher)
 {
-        const char *argv[16];
+        const char *argv[32];
         size_t n = 0;
 
         for (; launcher && launcher[n] && n < 10; n++)
@@ -64,6 +64,8 @@ static void exec_server(const struct du_daemon *d, const char *bin,
         argv[n++] = d->registry;
         argv[n++] = "--plugin-dir";
         argv[n++] = d->plugins;
+        for (size_t i = 0; d->args && d->args[i] && i < 8; i++)
+                argv[n++] = d->args[i];
         argv[n] = NULL;
         if (d->in_child && d->in_child() != 0)
                 _exit(126);

@@ -21,6 +21,8 @@ struct du_daemon {
         pid_t pid;                      /* perflibd while it runs, else 0 */
         /* Run in perflibd's child process before exec, when set; nonzero exits 126. */
         int (*in_child)(void);
+        /* More options for perflibd (NULL-terminated, at most 8), when set. */
+        const char *const *args;
 };
 
 /*

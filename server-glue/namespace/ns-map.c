@@ -163,6 +163,10 @@ int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint6
 void ns_map_release(struct ns *ns, uint64_t size)
 {
         ns->mapped -= size;
+        /* A provider refused for the total may fit now: its socket did not change. */
+        for (size_t i = 0; i < ns->n_refused; i++)
+                if (!ns->refused[i].too_big)
+                        ns->rescan = true;
 }
 
 void ns_map_scan_begin(struct ns *ns)
