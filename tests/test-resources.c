@@ -31,7 +31,7 @@
 #include "perflibv2.h"
 #include "testutil.h"
 
-#define NOFILE_HARD     64      /* perflibd's descriptors in the EMFILE test */
+#define NOFILE_HARD     64      /* perflibd's descriptors in the EMFILE tests */
 #define N_CLIENTS       150     /* more than that */
 
 static struct du_daemon srv;
@@ -298,6 +298,49 @@ static void test_segment_over_cap(void **state)
         kill_provider(p_normal);
 }
 
+/*
+ * More providers than descriptors: those left out are counted in a warning,
+ * not dropped silently, and served once descriptors are free again.
+ */
+static void test_providers_emfile(void **state)
+{
+        enum { N = NOFILE_HARD + 8, KEEP = NOFILE_HARD / 2 };
+        static GUID provs[N], csets[N];
+        static struct prov_arg args[N];
+        struct pv2_client *c;
+        pid_t pids[N];
+        int listed = 0;
+
+        srv.in_child = child_low_nofile;
+        assert_int_equal(du_start(&srv, NULL, NULL), 0);
+        c = connect_client();
+        for (int i = 0; i < N; i++) {
+                provs[i] = prov_a;
+                csets[i] = cset_a;
+                provs[i].Data1 += 0x1000u + (unsigned) i;
+                csets[i].Data1 += 0x1000u + (unsigned) i;
+                args[i] = (struct prov_arg){ &provs[i], &csets[i], "1M" };
+                pids[i] = start_provider(&args[i]);
+        }
+        for (int i = 0; i < 500 && !log_lines("could not be opened for want of descriptors"); i++) {
+                assert_true(du_listed(c, &cset_a) >= 0);
+                usleep(10000);
+        }
+        assert_true(log_lines("could not be opened for want of descriptors") > 0);
+        for (int i = 0; i < N; i++)
+                listed += du_listed(c, &csets[i]) == 1;
+        print_message("%d of %d providers served at %d descriptors\n", listed, N, NOFILE_HARD);
+        assert_true(listed < N);
+        /* Half of them leave: the rest fit, and are served without a change in the directory. */
+        for (int i = KEEP; i < N; i++)
+                kill_provider(pids[i]);
+        for (int i = 0; i < KEEP; i++)
+                assert_int_equal(du_wait_listed(c, &csets[i], true, 5000), 0);
+        pv2_client_free(c);
+        for (int i = 0; i < KEEP; i++)
+                kill_provider(pids[i]);
+}
+
 static void test_total_cap(void **state)
 {
         /* Room for one default segment (256 MiB), not two. */
@@ -329,6 +372,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_emfile, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_providers_emfile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_segment_over_cap, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_total_cap, setup, teardown),
         };

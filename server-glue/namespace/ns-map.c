@@ -11,8 +11,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "ns-map.h"
+
+/*
+ * A scan short of descriptors is tried again this much later, not at every
+ * request: each try connects to every provider not yet open.
+ */
+#define NS_RETRY_USEC   (UINT64_C(1000) * 1000u)
 
 /* Beyond this many refused providers remembered, refusals are logged again (rate-limited). */
 #define NS_REFUSED_MAX 4096
@@ -174,11 +181,25 @@ void ns_map_scan_begin(struct ns *ns)
         ns->n_unopened = 0;
 }
 
-bool ns_map_scan_short(struct ns *ns)
+static uint64_t mono_usec(void)
 {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+void ns_map_scan_end(struct ns *ns)
+{
+        ns->retry_at = 0;
         if (ns->n_unopened == 0)
-                return false;
+                return;
         ns_log(ns, LOG_WARNING, "%zu provider(s) could not be opened for want of descriptors "
-               "or memory: not served until a later refresh succeeds", ns->n_unopened);
-        return true;
+               "or memory: trying again in a second", ns->n_unopened);
+        ns->retry_at = mono_usec() + NS_RETRY_USEC;
+}
+
+bool ns_map_retry_due(const struct ns *ns)
+{
+        return ns->retry_at != 0 && mono_usec() >= ns->retry_at;
 }

@@ -28,10 +28,13 @@ int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint6
 void ns_map_release(struct ns *ns, uint64_t size);
 void ns_map_free(struct ns *ns);
 
-/* Before a scan: forget the last one's shortages. */
+/*
+ * Around a scan: the providers a shortage kept out are counted, logged,
+ * and the scan is due again (ns_map_retry_due) a second later.
+ */
 void ns_map_scan_begin(struct ns *ns);
-/* After it: true when a shortage kept some provider out (logged) and the scan must be retried. */
-bool ns_map_scan_short(struct ns *ns);
+void ns_map_scan_end(struct ns *ns);
+bool ns_map_retry_due(const struct ns *ns);
 
 /* Through the daemon's log when it gave one (ns_set_log); rate-limited there. */
 void ns_log(struct ns *ns, int priority, const char *format, ...)

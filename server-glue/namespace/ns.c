@@ -142,7 +142,7 @@ int ns_refresh(struct ns *ns)
          */
         if (ns->waiters == 0)
                 ns_provs_reap(ns);
-        if (runtime_dir_changed(ns))
+        if (runtime_dir_changed(ns) || ns_map_retry_due(ns))
                 ns->rescan = true;
         if (ns->rescan) {
                 /* A missing runtime directory just means no provider yet. */
@@ -150,8 +150,8 @@ int ns_refresh(struct ns *ns)
                 ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
                 if (ret < 0 && ret != -ENOENT)
                         return ret;
-                /* Those a shortage of descriptors kept out are tried again next time. */
-                ns->rescan = ns_map_scan_short(ns);
+                ns->rescan = false;
+                ns_map_scan_end(ns);
         }
         if (ns->waiters > 0)
                 return 0;
