@@ -42,7 +42,7 @@ struct ns {
         struct ns_refused *refused;     /* providers refused for their size, logged once */
         size_t n_refused;
         size_t n_unopened;              /* kept out of the last scan by a shortage */
-        uint64_t retry_at;              /* CLOCK_MONOTONIC usec: scan again then, 0 = no need */
+        uint64_t retry_at;              /* CLOCK_MONOTONIC ns: scan again then, 0 = no need */
         ns_log_fn log;
         void *log_userdata;
 

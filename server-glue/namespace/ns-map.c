@@ -11,15 +11,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
 
 #include "ns-map.h"
+#include "ns-prov.h"            /* ns_mono_ns */
 
 /*
  * A scan short of descriptors is tried again this much later, not at every
  * request: each try connects to every provider not yet open.
  */
-#define NS_RETRY_USEC   (UINT64_C(1000) * 1000u)
+#define NS_RETRY_NS     UINT64_C(1000000000)
 
 /* Beyond this many refused providers remembered, refusals are logged again (rate-limited). */
 #define NS_REFUSED_MAX 4096
@@ -181,14 +181,6 @@ void ns_map_scan_begin(struct ns *ns)
         ns->n_unopened = 0;
 }
 
-static uint64_t mono_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 void ns_map_scan_end(struct ns *ns)
 {
         ns->retry_at = 0;
@@ -196,10 +188,10 @@ void ns_map_scan_end(struct ns *ns)
                 return;
         ns_log(ns, LOG_WARNING, "%zu provider(s) could not be opened for want of descriptors "
                "or memory: trying again in a second", ns->n_unopened);
-        ns->retry_at = mono_usec() + NS_RETRY_USEC;
+        ns->retry_at = ns_mono_ns() + NS_RETRY_NS;
 }
 
 bool ns_map_retry_due(const struct ns *ns)
 {
-        return ns->retry_at != 0 && mono_usec() >= ns->retry_at;
+        return ns->retry_at != 0 && ns_mono_ns() >= ns->retry_at;
 }
