@@ -121,7 +121,8 @@ static int reader_connect(struct pl_reader *r, const char *socket_path)
         ret = receive_hello(r->sock, deadline, &size, &fd);
         if (ret < 0)
                 return ret;
-        ret = check_sealed(fd);
+        /* What the hello announces is refused at once; the header is checked too. */
+        ret = r->max_map > 0 && size > r->max_map ? -EFBIG : check_sealed(fd);
         if (ret == 0)
                 ret = pl_reader_map_fd(r, fd);
         /* The mapping keeps the segment; the descriptor is not needed. */
@@ -133,6 +134,11 @@ static int reader_connect(struct pl_reader *r, const char *socket_path)
 
 int pl_reader_open(const char *socket_path, struct pl_reader **ret)
 {
+        return pl_reader_open_max(socket_path, 0, ret);
+}
+
+int pl_reader_open_max(const char *socket_path, uint64_t max_size, struct pl_reader **ret)
+{
         struct pl_reader *r;
         int k;
 
@@ -141,6 +147,7 @@ int pl_reader_open(const char *socket_path, struct pl_reader **ret)
         r = pl_reader_new();
         if (!r)
                 return -ENOMEM;
+        r->max_map = max_size;
         k = reader_connect(r, socket_path);
         if (k < 0) {
                 pl_reader_close(r);

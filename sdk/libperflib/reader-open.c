@@ -157,6 +157,8 @@ int pl_reader_map_fd(struct pl_reader *r, int fd)
         ret = fd_segment_size(fd, &st, &size);
         if (ret < 0)
                 return ret;
+        if (r->max_map > 0 && size > r->max_map)
+                return -EFBIG;
         void *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED)
                 return -errno;
@@ -262,6 +264,14 @@ int pl_reader_has_callback(struct pl_reader *r)
         if (!r)
                 return -EINVAL;
         return !!(__atomic_load_n(&hdr(r)->flags, __ATOMIC_ACQUIRE) & PL_SEG_F_CALLBACK);
+}
+
+int pl_reader_segment_size(struct pl_reader *r, uint64_t *ret_size)
+{
+        if (!r || !ret_size)
+                return -EINVAL;
+        *ret_size = r->segment_size;
+        return 0;
 }
 
 int pl_reader_heap_usage(struct pl_reader *r, uint64_t *ret_used, uint64_t *ret_size)

@@ -31,6 +31,7 @@ struct pl_reader {
         bool have_id;                   /* dev/ino identify a segment file */
         uint64_t dev, ino;
         uint64_t next_seq;              /* request ids */
+        uint64_t max_map;               /* refuse larger segments before mapping, 0 = no cap */
 
         /* Validated copies of the constant header fields. */
         uint64_t segment_size;
@@ -102,7 +103,8 @@ struct pl_reader *pl_reader_new(void);
 
 /*
  * Maps the segment behind fd read-only into r and validates its header; the
- * descriptor stays the caller's.
+ * descriptor stays the caller's.  -EFBIG, before mapping anything, when
+ * the header announces more than r->max_map bytes.
  */
 int pl_reader_map_fd(struct pl_reader *r, int fd);
 

@@ -40,6 +40,14 @@ struct pl_reader;
 PL_PRIVATE int pl_reader_open(const char *socket_path, struct pl_reader **ret);
 
 /*
+ * As pl_reader_open, but a segment announcing more than max_size bytes (0:
+ * no cap but the format's) is refused with -EFBIG before anything is
+ * mapped: a server caps what one provider makes it map.
+ */
+PL_PRIVATE int pl_reader_open_max(const char *socket_path, uint64_t max_size,
+                                  struct pl_reader **ret);
+
+/*
  * Maps a segment from a descriptor (read-only) with no service connection:
  * for tests and the fuzz harness.  The descriptor stays the caller's; the
  * mapping does not need it once this returns.
@@ -64,6 +72,8 @@ PL_PRIVATE int pl_reader_alive(struct pl_reader *r);
  * which the provider writes itself.  -ESRCH when it is not visible here.
  */
 PL_PRIVATE int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid);
+/* The bytes of the segment the reader maps, from the (validated) header. */
+PL_PRIVATE int pl_reader_segment_size(struct pl_reader *r, uint64_t *ret_size);
 
 /* Provider identity, from the (validated) header. */
 PL_PRIVATE int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid);

@@ -122,6 +122,14 @@ int pl_svc_recv(int sock, struct pl_svc_msg *m, void *payload, size_t max,
                 r = -ECONNRESET;
                 goto fail;
         }
+        /*
+         * Room was made for more descriptors than a peer may send: a
+         * truncation that left us none means our table is full.
+         */
+        if ((mh.msg_flags & MSG_CTRUNC) && fd < 0) {
+                r = -EMFILE;
+                goto fail;
+        }
         if ((size_t) n < sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
                 r = -EBADMSG;
                 goto fail;

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept-pause.h"
 #include "daemon.h"
 #include "log.h"
 #include "ns-live.h"
@@ -516,6 +517,7 @@ void conns_stop(struct daemon *d)
 struct listener {
         struct daemon *d;
         bool tcp;
+        struct accept_pause pause;      /* out of descriptors: stop accepting a while */
 };
 
 static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -528,12 +530,15 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
                 int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 
                 if (cfd < 0) {
-                        if (errno == EINTR || errno == ECONNABORTED)
+                        int e = errno;
+
+                        if (e == EINTR || e == ECONNABORTED)
                                 continue;
-                        if (errno != EAGAIN)
-                                log_warning("accept: %s", strerror(errno));
+                        if (e != EAGAIN && !accept_pause(&l->pause, e))
+                                log_warning("accept: %s", strerror(e));
                         return 0;
                 }
+                accept_pause_reset(&l->pause);
                 /* conn_new applies the caps, and logs whom they refuse. */
                 r = conn_new(d, cfd, l->tcp);
                 if (r < 0 && r != -EUSERS && r != -EDQUOT)
@@ -573,7 +578,7 @@ int listener_add(struct daemon *d, int fd, bool tcp)
         sd_event_source_unref(s);
         if (r < 0)
                 return r;
-        return 0;
+        return accept_pause_init(&l->pause, s);
 }
 
 /* 1 when a server already answers at path, 0 when not (a stale socket). */

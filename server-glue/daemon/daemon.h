@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -45,6 +46,8 @@ struct daemon {
         char *listen_tcp;               /* HOST:PORT, NULL = no TCP */
         bool have_group;
         gid_t group;                    /* members may query, besides root and our own user */
+        uint64_t max_segment;           /* bytes: one provider's segment, at most */
+        uint64_t max_mapped;            /* bytes: all segments mapped together, at most */
 
         struct reg_entry *reg;          /* the installed manifests */
         size_t n_reg;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -71,6 +72,11 @@ static void usage(FILE *f)
                 "      --max-queries=N      open query handles per connection (default 64)\n"
                 "      --max-query-items=N  counters per query handle (default 4096, at\n"
                 "                           most %u)\n"
+                "      --max-segment-size=SIZE\n"
+                "                           refuse a provider whose segment is larger\n"
+                "                           (K, M, G, T suffixes; default 1G)\n"
+                "      --max-mapped=SIZE    map at most this much of all segments together\n"
+                "                           (default 1T)\n"
                 "\n"
                 "  -d, --debug              log debug messages\n"
                 "  -h, --help               show this help and exit\n"
@@ -186,6 +192,35 @@ static int set_group(struct daemon *d, const char *name)
         return 0;
 }
 
+enum { OPT_MAX_SEGMENT = 0x100, OPT_MAX_MAPPED };
+
+/* "SIZE" in bytes with an optional K, M, G or T (powers of 1024); more than 0. */
+static int parse_size(const char *flag, const char *s, uint64_t *ret)
+{
+        static const char units[] = "KMGT";
+        unsigned long long v;
+        const char *u;
+        char *end;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        u = *end ? strchr(units, *end) : NULL;
+        if (u && end[1] == '\0') {
+                unsigned shift = 10u * (unsigned) (u - units + 1);
+
+                if (v > UINT64_MAX >> shift)
+                        errno = ERANGE;
+                v <<= shift;
+        } else if (*end)
+                errno = EINVAL;
+        if (errno || end == s || s[0] == '-' || v == 0) {
+                fprintf(stderr, "perflibd: %s: not a size: %s\n", flag, s);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
 /* Environment first, flags over it.  Returns 0, 1 for "exit 0", or -errno. */
 static int parse_args(struct daemon *d, int argc, char **argv)
 {
@@ -204,6 +239,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "request-memory", required_argument, NULL, OPT_REQUEST_MEMORY },
                 { "max-queries", required_argument, NULL, OPT_MAX_QUERIES },
                 { "max-query-items", required_argument, NULL, OPT_MAX_ITEMS },
+                { "max-segment-size", required_argument, NULL, OPT_MAX_SEGMENT },
+                { "max-mapped", required_argument, NULL, OPT_MAX_MAPPED },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -230,6 +267,13 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                         continue;
                 }
                 switch (c) {
+                case OPT_MAX_SEGMENT:
+                case OPT_MAX_MAPPED:
+                        if (parse_size(c == OPT_MAX_SEGMENT ? "--max-segment-size" : "--max-mapped",
+                                       optarg, c == OPT_MAX_SEGMENT ? &d->max_segment
+                                                                    : &d->max_mapped) < 0)
+                                return -EINVAL;
+                        break;
                 case 'g': group = optarg; break;
                 case 'd': log_set_debug(true); break;
                 case 'h': usage(stdout); return 1;
@@ -274,6 +318,39 @@ static int resolve_dirs(struct daemon *d)
                         return r;
         }
         return d->plugin_dir ? 0 : plugins_default_dir(&d->plugin_dir);
+}
+
+/*
+ * Every provider costs a descriptor (its service connection) and every
+ * client one more: the soft limit's usual 1,024 is a few hundred of each.
+ * The hard limit is what the administrator (LimitNOFILE=) allows.
+ */
+static void raise_nofile(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                log_debug("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+                return;
+        }
+        if (rl.rlim_cur < rl.rlim_max) {
+                rlim_t was = rl.rlim_cur;
+
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                        log_debug("cannot raise the open-file limit from %llu to %llu: %s",
+                                  (unsigned long long) was, (unsigned long long) rl.rlim_max,
+                                  strerror(errno));
+                        return;
+                }
+        }
+        log_debug("open-file limit: %llu", (unsigned long long) rl.rlim_cur);
+}
+
+/* The namespace's reports, rate-limited by format like the daemon's own. */
+static void ns_log_to_log(void *userdata, int priority, const char *format, va_list ap)
+{
+        log_msgv(priority, format, ap);
 }
 
 /* ---- the registry ---- */
@@ -584,11 +661,14 @@ static int run(struct daemon *d)
 
         if ((r = resolve_dirs(d)) < 0 || (r = setup_loop(d)) < 0)
                 return r;
+        raise_nofile();
         if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
                 return r;
         ns_set_threaded(d->ns);
         if ((r = pv2_budget_new(d->limits.request_budget, &d->budget)) < 0)
                 return r;
+        ns_set_map_limits(d->ns, d->max_segment, d->max_mapped);
+        ns_set_log(d->ns, ns_log_to_log, d);
         registry_load(d);
         plugins_start(d);
         watch_all(d);
@@ -607,7 +687,9 @@ static int run(struct daemon *d)
 int main(int argc, char **argv)
 {
         struct daemon d = { .conns_lock = PTHREAD_MUTEX_INITIALIZER,
-                            .conns_cond = PTHREAD_COND_INITIALIZER };
+                            .conns_cond = PTHREAD_COND_INITIALIZER,
+                            .max_segment = NS_MAX_SEGMENT_DEFAULT,
+                            .max_mapped = NS_MAX_MAPPED_DEFAULT };
         int r;
 
         log_setup();

@@ -14,8 +14,10 @@
 #define PERFLIBD_NS_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "ns-live.h"
@@ -23,6 +25,7 @@
 struct ns_prov;
 struct ns_pending;
 struct ns_entry;
+struct ns_refused;
 
 struct ns {
         char *runtime_dir;
@@ -37,6 +40,15 @@ struct ns {
         bool rescan;                    /* scan the runtime directory at the next refresh */
         struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
+
+        /* What is mapped, against its caps (ns-map.c). */
+        uint64_t max_segment, max_mapped, mapped;
+        struct ns_refused *refused;     /* providers refused for their size, logged once */
+        size_t n_refused;
+        size_t n_unopened;              /* kept out of the last scan by a shortage */
+        uint64_t retry_at;              /* CLOCK_MONOTONIC ns: scan again then, 0 = no need */
+        ns_log_fn log;
+        void *log_userdata;
 
         /*
          * Threads (ns_set_threaded): the caller holds lock around every use

@@ -7,7 +7,9 @@
 #ifndef PERFLIBD_NS_LIVE_H
 #define PERFLIBD_NS_LIVE_H
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ns.h"
 
@@ -24,6 +26,23 @@ void ns_free(struct ns *ns);
  * ns_refresh().
  */
 void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs, size_t n);
+
+/*
+ * Caps on what the namespace maps: one provider's segment, and all of them
+ * together.  A provider over either is refused before its segment is
+ * mapped (and logged once); one refused for the total is tried again at
+ * later scans.  ns_new sets the defaults.
+ */
+#define NS_MAX_SEGMENT_DEFAULT  (UINT64_C(1) << 30)     /* 1 GiB */
+#define NS_MAX_MAPPED_DEFAULT   (UINT64_C(1) << 40)     /* 1 TiB */
+void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped);
+
+/*
+ * Where the namespace reports what it refused or could not open: priority
+ * is a syslog(3) level, format a constant (a rate-limiting key).  None by default.
+ */
+typedef void (*ns_log_fn)(void *userdata, int priority, const char *format, va_list ap);
+void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata);
 
 /* The runtime directory changed (inotify): rescan it at the next refresh. */
 void ns_runtime_changed(struct ns *ns);

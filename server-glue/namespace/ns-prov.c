@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ns-map.h"
 #include "ns-prov.h"
 
 void ns_names_free(struct ns_name *n)
@@ -51,8 +52,12 @@ static struct ns_prov *prov_find(const struct ns *ns, const char *path)
         return NULL;
 }
 
-/* A provider for path with its reader open: 0, -ENOMEM, or pl_reader_open's error. */
-static int prov_open(const char *path, struct ns_prov **ret)
+/*
+ * A provider for path with its reader open: 0, -ENOMEM, or ns_map_open's
+ * error (a segment refused for its size or kept out by a shortage is
+ * logged there and by ns.c).
+ */
+static int prov_open(struct ns *ns, const char *path, struct ns_prov **ret)
 {
         struct ns_prov *p = calloc(1, sizeof(*p));
         int r;
@@ -64,7 +69,7 @@ static int prov_open(const char *path, struct ns_prov **ret)
         pthread_mutex_init(&p->lock, NULL);
         pthread_mutex_init(&p->name_lock, NULL);
         p->path = strdup(path);
-        r = p->path ? pl_reader_open(path, &p->r) : -ENOMEM;
+        r = p->path ? ns_map_open(ns, path, &p->r, &p->mapped) : -ENOMEM;
         if (r < 0) {
                 ns_prov_free(p);
                 return r;
@@ -126,7 +131,7 @@ static int prov_try(struct ns *ns, const char *path, long i)
         if (!v)
                 return -ENOMEM;
         ns->provs = v;
-        r = prov_open(path, &p);
+        r = prov_open(ns, path, &p);
         if (r < 0) {
                 /* A provider that exits between the scan and here is simply not added. */
                 if (r == -ENOENT)
@@ -192,6 +197,7 @@ void ns_provs_reap(struct ns *ns)
                         ns->provs[j++] = ns->provs[i];
                         continue;
                 }
+                ns_map_release(ns, ns->provs[i]->mapped);
                 ns_prov_free(ns->provs[i]);
                 ns->dirty = true;
         }

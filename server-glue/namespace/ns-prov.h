@@ -60,6 +60,7 @@ struct ns_prov {
         char *path;                     /* its collect service socket */
         pthread_mutex_t lock;           /* serialises the use of r (a reader is single-threaded) */
         struct pl_reader *r;
+        uint64_t mapped;                /* bytes of its segment, counted in ns->mapped */
         int n_csets;                    /* counterset count at the last build */
         bool has_desc;                  /* its self-description was seen */
         bool callback;                  /* it has a ControlCallback */

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ns-catalog.h"
+#include "ns-map.h"
 
 int ns_new(const char *runtime_dir, struct ns **ret)
 {
@@ -31,6 +32,8 @@ int ns_new(const char *runtime_dir, struct ns **ret)
                 return -ENOMEM;
         }
         ns->rescan = ns->dirty = true;
+        ns->max_segment = NS_MAX_SEGMENT_DEFAULT;
+        ns->max_mapped = NS_MAX_MAPPED_DEFAULT;
         pthread_mutex_init(&ns->lock, NULL);
         pthread_cond_init(&ns->idle, NULL);
         *ret = ns;
@@ -69,6 +72,7 @@ void ns_free(struct ns *ns)
                 ns_prov_free(ns->provs[i]);
         free(ns->provs);
         ns_pending_free(ns);
+        ns_map_free(ns);
         free(ns->runtime_dir);
         pthread_cond_destroy(&ns->idle);
         pthread_mutex_destroy(&ns->lock);
@@ -80,6 +84,18 @@ void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *de
         ns->installed = descs;
         ns->n_installed = n;
         ns->dirty = true;
+}
+
+void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped)
+{
+        ns->max_segment = max_segment;
+        ns->max_mapped = max_mapped;
+}
+
+void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata)
+{
+        ns->log = log;
+        ns->log_userdata = userdata;
 }
 
 void ns_runtime_changed(struct ns *ns)
@@ -127,14 +143,16 @@ int ns_refresh(struct ns *ns)
          */
         if (ns->waiters == 0)
                 ns_provs_reap(ns);
-        if (runtime_dir_changed(ns))
+        if (runtime_dir_changed(ns) || ns_map_retry_due(ns))
                 ns->rescan = true;
         if (ns->rescan) {
                 /* A missing runtime directory just means no provider yet. */
+                ns_map_scan_begin(ns);
                 ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
                 if (ret < 0 && ret != -ENOENT)
                         return ret;
                 ns->rescan = false;
+                ns_map_scan_end(ns);
         }
         ns_provs_retry(ns);
         if (ns->waiters > 0)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ns-map.c: the caps on what the namespace maps (ns-map.h).  A provider
+ * chooses its segment's size, so without them one user could make the
+ * server map terabytes; the reader refuses an oversized segment from its
+ * announced size, before mmap.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "ns-map.h"
+#include "ns-prov.h"            /* ns_mono_ns */
+
+/*
+ * A scan short of descriptors is tried again this much later, not at every
+ * request: each try connects to every provider not yet open.
+ */
+#define NS_RETRY_NS     UINT64_C(1000000000)
+
+/* Beyond this many refused providers remembered, refusals are logged again (rate-limited). */
+#define NS_REFUSED_MAX 4096
+
+void ns_log(struct ns *ns, int priority, const char *format, ...)
+{
+        va_list ap;
+
+        if (!ns->log)
+                return;
+        va_start(ap, format);
+        ns->log(ns->log_userdata, priority, format, ap);
+        va_end(ap);
+}
+
+static bool refused_is(const struct ns_refused *f, const char *path, const struct stat *st)
+{
+        return f->dev == (uint64_t) st->st_dev && f->ino == (uint64_t) st->st_ino &&
+               strcmp(f->path, path) == 0;
+}
+
+static struct ns_refused *refused_find(struct ns *ns, const char *path, const struct stat *st)
+{
+        for (size_t i = 0; i < ns->n_refused; i++)
+                if (refused_is(&ns->refused[i], path, st))
+                        return &ns->refused[i];
+        return NULL;
+}
+
+static void refused_drop(struct ns *ns, size_t i)
+{
+        free(ns->refused[i].path);
+        ns->refused[i] = ns->refused[--ns->n_refused];
+}
+
+/* Drops the providers that are gone (their socket removed or replaced). */
+static void refused_prune(struct ns *ns)
+{
+        struct stat st;
+
+        for (size_t i = ns->n_refused; i-- > 0;) {
+                const struct ns_refused *f = &ns->refused[i];
+
+                if (stat(f->path, &st) < 0 || !refused_is(f, f->path, &st))
+                        refused_drop(ns, i);
+        }
+}
+
+static int refused_add(struct ns *ns, const char *path, const struct stat *st, bool too_big)
+{
+        struct ns_refused *v;
+        char *p;
+
+        if (ns->n_refused >= NS_REFUSED_MAX)
+                refused_prune(ns);
+        if (ns->n_refused >= NS_REFUSED_MAX)
+                return -ENOBUFS;
+        v = realloc(ns->refused, (ns->n_refused + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        ns->refused = v;
+        p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        v[ns->n_refused++] = (struct ns_refused){ p, (uint64_t) st->st_dev,
+                                                  (uint64_t) st->st_ino, too_big };
+        return 0;
+}
+
+void ns_map_free(struct ns *ns)
+{
+        while (ns->n_refused > 0)
+                refused_drop(ns, ns->n_refused - 1);
+        free(ns->refused);
+        ns->refused = NULL;
+}
+
+/* What the next segment may be: 0 = nothing fits any more. */
+static uint64_t map_room(const struct ns *ns, bool *ret_total)
+{
+        uint64_t left = ns->max_mapped > ns->mapped ? ns->max_mapped - ns->mapped : 0;
+
+        *ret_total = left < ns->max_segment;
+        return *ret_total ? left : ns->max_segment;
+}
+
+static void refusal_log(struct ns *ns, const char *path, bool total, uint64_t room)
+{
+        if (total)
+                ns_log(ns, LOG_WARNING, "provider %s not served: its segment is larger than the "
+                       "%llu bytes left under the cap on all mapped segments (%llu bytes)",
+                       path, (unsigned long long) room, (unsigned long long) ns->max_mapped);
+        else
+                ns_log(ns, LOG_WARNING, "provider %s not served: its segment is larger than "
+                       "the cap of %llu bytes on one segment", path, (unsigned long long) room);
+}
+
+/* A provider at path was refused: logged the first time only. */
+static void refused(struct ns *ns, const char *path, const struct stat *st, bool total,
+                    uint64_t room)
+{
+        struct ns_refused *f = st ? refused_find(ns, path, st) : NULL;
+
+        if (f) {
+                f->too_big |= !total;
+                return;
+        }
+        refusal_log(ns, path, total, room);
+        if (st)
+                (void) refused_add(ns, path, st, !total);
+}
+
+static bool shortage(int err)
+{
+        return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -ENOBUFS;
+}
+
+int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint64_t *ret_size)
+{
+        struct stat st;
+        const struct stat *sp = stat(path, &st) == 0 ? &st : NULL;
+        const struct ns_refused *f = sp ? refused_find(ns, path, sp) : NULL;
+        struct pl_reader *r;
+        uint64_t room, size;
+        bool total;
+        int k;
+
+        if (f && f->too_big)
+                return -EFBIG;
+        room = map_room(ns, &total);
+        k = room > 0 ? pl_reader_open_max(path, room, &r) : -EFBIG;
+        if (k == -EFBIG)
+                refused(ns, path, sp, total, room);
+        if (shortage(k))
+                ns->n_unopened++;
+        if (k < 0)
+                return k;
+        /* Served now: refused again later (the total cap), it is logged again. */
+        if (f)
+                refused_drop(ns, (size_t) (f - ns->refused));
+        (void) pl_reader_segment_size(r, &size);
+        ns->mapped += size;
+        *ret_r = r;
+        *ret_size = size;
+        return 0;
+}
+
+void ns_map_release(struct ns *ns, uint64_t size)
+{
+        ns->mapped -= size;
+        /* A provider refused for the total may fit now: its socket did not change. */
+        for (size_t i = 0; i < ns->n_refused; i++)
+                if (!ns->refused[i].too_big)
+                        ns->rescan = true;
+}
+
+void ns_map_scan_begin(struct ns *ns)
+{
+        ns->n_unopened = 0;
+}
+
+void ns_map_scan_end(struct ns *ns)
+{
+        ns->retry_at = 0;
+        if (ns->n_unopened == 0)
+                return;
+        ns_log(ns, LOG_WARNING, "%zu provider(s) could not be opened for want of descriptors "
+               "or memory: trying again in a second", ns->n_unopened);
+        ns->retry_at = ns_mono_ns() + NS_RETRY_NS;
+}
+
+bool ns_map_retry_due(const struct ns *ns)
+{
+        return ns->retry_at != 0 && ns_mono_ns() >= ns->retry_at;
+}
