@@ -87,7 +87,7 @@ static void usage(FILE *f)
                 CONN_PRIVILEGED_RESERVE, PV2_MAX_REQUEST, CONN_MAX_QUERY_ITEMS);
 }
 
-/* A number with an optional binary suffix (K, M, G), within [min, max]. */
+/* A number with an optional binary suffix (K, M, G, T), within [min, max]. */
 static int parse_number(const char *name, const char *arg, size_t min, size_t max,
                         size_t *ret)
 {
@@ -97,8 +97,8 @@ static int parse_number(const char *name, const char *arg, size_t min, size_t ma
 
         errno = 0;
         v = strtoull(arg, &end, 10);
-        if (*end == 'K' || *end == 'M' || *end == 'G')
-                shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+        if (*end && strchr("KMGT", *end))
+                shift = 10 * (int) (strchr("KMGT", *end) - "KMGT" + 1);
         if (shift)
                 end++;
         if (errno || end == arg || *end || arg[0] == '-' || v > (max >> shift) ||
@@ -120,6 +120,8 @@ enum {
         OPT_REQUEST_MEMORY,
         OPT_MAX_QUERIES,
         OPT_MAX_ITEMS,
+        OPT_MAX_SEGMENT,
+        OPT_MAX_MAPPED,
 };
 
 /* One of the limits' options: 0, or -EINVAL (told). */
@@ -147,8 +149,10 @@ static int parse_limit(struct conn_limits *l, int opt, const char *name, const c
                 return parse_number(name, arg, 0, SIZE_MAX / 2, &l->request_budget);
         case OPT_MAX_QUERIES:
                 return parse_number(name, arg, 1, PV2_MAX_QUERIES, &l->max_queries);
-        default:
+        case OPT_MAX_ITEMS:
                 return parse_number(name, arg, 1, CONN_MAX_QUERY_ITEMS, &l->max_items);
+        default:
+                return -EINVAL;
         }
 }
 
@@ -192,35 +196,6 @@ static int set_group(struct daemon *d, const char *name)
         return 0;
 }
 
-enum { OPT_MAX_SEGMENT = 0x100, OPT_MAX_MAPPED };
-
-/* "SIZE" in bytes with an optional K, M, G or T (powers of 1024); more than 0. */
-static int parse_size(const char *flag, const char *s, uint64_t *ret)
-{
-        static const char units[] = "KMGT";
-        unsigned long long v;
-        const char *u;
-        char *end;
-
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        u = *end ? strchr(units, *end) : NULL;
-        if (u && end[1] == '\0') {
-                unsigned shift = 10u * (unsigned) (u - units + 1);
-
-                if (v > UINT64_MAX >> shift)
-                        errno = ERANGE;
-                v <<= shift;
-        } else if (*end)
-                errno = EINVAL;
-        if (errno || end == s || s[0] == '-' || v == 0) {
-                fprintf(stderr, "perflibd: %s: not a size: %s\n", flag, s);
-                return -EINVAL;
-        }
-        *ret = v;
-        return 0;
-}
-
 /* Environment first, flags over it.  Returns 0, 1 for "exit 0", or -errno. */
 static int parse_args(struct daemon *d, int argc, char **argv)
 {
@@ -261,19 +236,20 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                                 return -ENOMEM;
                         continue;
                 }
+                if (c == OPT_MAX_SEGMENT || c == OPT_MAX_MAPPED) {
+                        size_t v;
+
+                        if (parse_number(opts[i].name, optarg, 1, SIZE_MAX, &v) < 0)
+                                return -EINVAL;
+                        *(c == OPT_MAX_SEGMENT ? &d->max_segment : &d->max_mapped) = v;
+                        continue;
+                }
                 if (c >= OPT_BIND_TIMEOUT) {
                         if (parse_limit(&d->limits, c, opts[i].name, optarg) < 0)
                                 return -EINVAL;
                         continue;
                 }
                 switch (c) {
-                case OPT_MAX_SEGMENT:
-                case OPT_MAX_MAPPED:
-                        if (parse_size(c == OPT_MAX_SEGMENT ? "--max-segment-size" : "--max-mapped",
-                                       optarg, c == OPT_MAX_SEGMENT ? &d->max_segment
-                                                                    : &d->max_mapped) < 0)
-                                return -EINVAL;
-                        break;
                 case 'g': group = optarg; break;
                 case 'd': log_set_debug(true); break;
                 case 'h': usage(stdout); return 1;
