@@ -168,6 +168,21 @@ int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
         return 0;
 }
 
+int pl_reader_peer_uid(struct pl_reader *r, uid_t *ret_uid)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (!r || !ret_uid)
+                return -EINVAL;
+        if (r->sock < 0)
+                return -ENOTCONN;
+        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        *ret_uid = cred.uid;
+        return 0;
+}
+
 int pl_reader_alive(struct pl_reader *r)
 {
         struct pollfd p;
