@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "ns-live.h"
@@ -23,11 +24,13 @@
 struct ns_prov;
 struct ns_pending;
 struct ns_entry;
+struct ns_claim;
 
 struct ns {
         char *runtime_dir;
         const struct ctrpp_provider_desc *const *installed;
         size_t n_installed;
+        const uid_t *installed_owners;  /* parallel to installed; NULL: all root's */
         struct ns_prov **provs;
         size_t n_provs;
         struct ns_pending *pending;     /* found but not added yet (ns-prov.c) */
@@ -37,6 +40,18 @@ struct ns {
         bool rescan;                    /* scan the runtime directory at the next refresh */
         struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
+
+        /*
+         * Who may publish what (ns-owner.c): the self-described GUIDs owned
+         * at the last rebuild, sorted by GUID; the cap on them per user
+         * (not for root or server_uid); and where refusals are reported.
+         */
+        struct ns_claim *claims;
+        size_t n_claims;
+        size_t max_per_user;
+        uid_t server_uid;
+        ns_report_fn report;
+        void *report_data;
 
         /*
          * Threads (ns_set_threaded): the caller holds lock around every use

@@ -8,6 +8,7 @@
 #define PERFLIBD_NS_LIVE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "ns.h"
 
@@ -16,14 +17,43 @@
  * by the caller (ns_free, which accepts NULL and closes every reader).
  */
 int ns_new(const char *runtime_dir, struct ns **ret);
+
+typedef void (*ns_report_fn)(int priority, const char *message, void *userdata);
 void ns_free(struct ns *ns);
 
 /*
- * The installed providers (the registry): borrowed, and must stay valid
+ * The installed providers (the registry) and, parallel to them, the uid
+ * owning each (NULL: root owns them all): borrowed, and must stay valid
  * until the next ns_set_installed() or ns_free().  Takes effect at the next
  * ns_refresh().
+ *
+ * Who may publish a counterset: a provider's owner is the uid it runs as
+ * (SO_PEERCRED of its socket); one whose owner cannot be learned publishes
+ * nothing.  An installed counterset's copies are served when their owner
+ * is its owner or root.  A self-described one belongs to the first user
+ * that published it for as long as one of that user's providers publishes
+ * it.  Other copies are refused: neither merged, valued nor named.
  */
-void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs, size_t n);
+void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs,
+                      const uid_t *owners, size_t n);
+
+/*
+ * How many self-described countersets one user other than root and the
+ * server's own may own (default NS_MAX_PER_USER_DEFAULT): those beyond are
+ * refused, so that no user can grow the list past what clients enumerate.
+ * Takes effect at the next rebuild; claims held already are kept.
+ */
+#define NS_MAX_PER_USER_DEFAULT 64
+void ns_set_max_per_user(struct ns *ns, size_t n);
+
+/*
+ * Where the namespace reports what it refuses (a provider's counterset
+ * another user owns, one beyond the cap, a provider without a known
+ * owner): fn(priority, message, userdata), priority a syslog(3) level,
+ * each once per provider and counterset.  Called under the namespace lock,
+ * from ns_refresh.  NULL: not reported.
+ */
+void ns_set_report(struct ns *ns, ns_report_fn fn, void *userdata);
 
 /* The runtime directory changed (inotify): rescan it at the next refresh. */
 void ns_runtime_changed(struct ns *ns);
