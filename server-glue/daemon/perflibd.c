@@ -52,12 +52,34 @@ static void usage(FILE *f)
                 "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
                 "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
                 "                           the server's user (env PERFLIB_GROUP)\n"
+                "      --max-countersets-per-user=N\n"
+                "                           self-described countersets one user other than\n"
+                "                           root and the server's may publish (default %d)\n"
                 "  -d, --debug              log debug messages\n"
                 "  -h, --help               show this help and exit\n"
                 "  -V, --version            show the version and exit\n"
                 "\n"
                 "See perflibd(8).\n",
-                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME);
+                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME,
+                NS_MAX_PER_USER_DEFAULT);
+}
+
+/* --max-countersets-per-user, kept here until the namespace exists. */
+static size_t max_per_user = NS_MAX_PER_USER_DEFAULT;
+
+static int set_max_per_user(const char *arg)
+{
+        char *end;
+        unsigned long n;
+
+        errno = 0;
+        n = strtoul(arg, &end, 10);
+        if (errno || end == arg || *end || arg[0] == '-' || n > 1000000) {
+                fprintf(stderr, "perflibd: --max-countersets-per-user: not a count: %s\n", arg);
+                return -EINVAL;
+        }
+        max_per_user = n;
+        return 0;
 }
 
 static int dup_to(char **dst, const char *src)
@@ -110,6 +132,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "listen-tcp", required_argument, NULL, 'l' },
                 { "socket", required_argument, NULL, 's' },
                 { "group", required_argument, NULL, 'g' },
+                { "max-countersets-per-user", required_argument, NULL, 'M' },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -132,6 +155,10 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 }
                 switch (c) {
                 case 'g': group = optarg; break;
+                case 'M':
+                        if (set_max_per_user(optarg) < 0)
+                                return -EINVAL;
+                        break;
                 case 'd': log_set_debug(true); break;
                 case 'h': usage(stdout); return 1;
                 case 'V': printf("perflibd %s\n", PACKAGE_VERSION); return 1;
@@ -177,6 +204,12 @@ static int resolve_dirs(struct daemon *d)
         return d->plugin_dir ? 0 : plugins_default_dir(&d->plugin_dir);
 }
 
+/* What the namespace refuses (who may publish what), at most warnings. */
+static void ns_report(int priority, const char *message, void *userdata)
+{
+        log_msg(priority < 4 ? 4 : priority, "namespace: %s", message);
+}
+
 /* ---- the registry ---- */
 
 static void reg_warn(const char *msg, void *userdata)
@@ -194,12 +227,35 @@ static void registry_drop(struct daemon *d)
 }
 
 /*
+ * The descriptions for the namespace, and after them (in the same block,
+ * freed with reg_descs) the uid owning each: *ret_owners.
+ */
+static const struct ctrpp_provider_desc **registry_descs(const struct reg_entry *e, size_t n,
+                                                         uid_t **ret_owners)
+{
+        const struct ctrpp_provider_desc **descs;
+        uid_t *owners;
+
+        descs = calloc(1, (n ? n : 1) * (sizeof(*descs) + sizeof(*owners)));
+        if (!descs)
+                return NULL;
+        owners = (uid_t *) (descs + (n ? n : 1));
+        for (size_t i = 0; i < n; i++) {
+                descs[i] = e[i].desc;
+                owners[i] = e[i].owner;
+        }
+        *ret_owners = owners;
+        return descs;
+}
+
+/*
  * (Re)reads the installed manifests, parsing only the files that changed;
  * on failure the previous ones stay served.
  */
 static int registry_load_locked(struct daemon *d)
 {
         const struct ctrpp_provider_desc **descs;
+        uid_t *owners = NULL;
         struct reg_entry *e;
         size_t n;
         int r;
@@ -213,12 +269,10 @@ static int registry_load_locked(struct daemon *d)
         /* The old entries are consumed: the namespace must not see them again. */
         d->reg = e;
         d->n_reg = n;
-        descs = calloc(n ? n : 1, sizeof(*descs));
+        descs = registry_descs(e, n, &owners);
         if (!descs)
                 log_warning("out of memory: serving no installed manifest until the next reload");
-        for (size_t i = 0; descs && i < n; i++)
-                descs[i] = e[i].desc;
-        ns_set_installed(d->ns, descs, descs ? n : 0);
+        ns_set_installed(d->ns, descs, owners, descs ? n : 0);
         free(d->reg_descs);
         d->reg_descs = descs;
         r = ns_refresh(d->ns);
@@ -486,6 +540,8 @@ static int run(struct daemon *d)
         if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
                 return r;
         ns_set_threaded(d->ns);
+        ns_set_max_per_user(d->ns, max_per_user);
+        ns_set_report(d->ns, ns_report, d);
         registry_load(d);
         plugins_start(d);
         watch_all(d);
