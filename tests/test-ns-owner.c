@@ -21,6 +21,7 @@
 
 #define ALICE 1000
 #define MALLORY 1001
+#define SERVER 4242
 
 static GUID guid_n(unsigned n)
 {
@@ -37,6 +38,8 @@ static struct ns *new_ns(void)
         struct ns *ns = NULL;
 
         assert_int_equal(ns_new("/nonexistent/perflib-test", &ns), 0);
+        /* Whoever runs the test, the server is someone else than these users. */
+        ns->server_uid = SERVER;
         return ns;
 }
 
@@ -72,16 +75,18 @@ static void test_first_publisher_keeps_it(void **state)
 static void test_installed_owner_and_root(void **state)
 {
         struct ns *ns = new_ns();
-        struct ns_copy v[4] = { live(2, MALLORY, 0), live(2, 0, 1), live(2, ALICE, 2),
+        struct ns_copy v[5] = { live(2, MALLORY, 0), live(2, 0, 1), live(2, ALICE, 2),
+                                live(2, SERVER, 3),
                                 { .guid = guid_n(2), .uid = ALICE, .installed = true,
-                                  .order = 3 } };
+                                  .order = 4 } };
 
-        assert_int_equal(ns_owner_decide(ns, v, 4), 0);
+        assert_int_equal(ns_owner_decide(ns, v, 5), 0);
         assert_int_equal(v[0].verdict, NS_REFUSED_OWNER);
         assert_int_equal(v[0].owner, ALICE);
         assert_int_equal(v[1].verdict, NS_ACCEPTED);
         assert_int_equal(v[2].verdict, NS_ACCEPTED);
-        assert_int_equal(v[3].verdict, NS_ACCEPTED);
+        assert_int_equal(v[3].verdict, NS_ACCEPTED);    /* the server's plugins */
+        assert_int_equal(v[4].verdict, NS_ACCEPTED);
         /* Root does not take a self-described counterset from its first publisher. */
         v[0] = live(3, MALLORY, 0);
         v[1] = live(3, 0, 1);

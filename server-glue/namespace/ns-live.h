@@ -30,7 +30,7 @@ void ns_free(struct ns *ns);
  * Who may publish a counterset: a provider's owner is the uid it runs as
  * (SO_PEERCRED of its socket); one whose owner cannot be learned publishes
  * nothing.  An installed counterset's copies are served when their owner
- * is its owner or root.  A self-described one belongs to the first user
+ * is its owner, root or the server's own user (its plugins).  A self-described one belongs to the first user
  * that published it for as long as one of that user's providers publishes
  * it.  Other copies are refused: neither merged, valued nor named.
  */

@@ -84,13 +84,20 @@ static int claim_cmp(const void *a, const void *b)
                       sizeof(GUID));
 }
 
-/* Gives every copy of v[lo, hi) its verdict, owner being the counterset's owner. */
-static void judge(struct ns_copy *v, size_t lo, size_t hi, uid_t owner, bool root_too)
+/*
+ * Gives every copy of v[lo, hi) its verdict, owner being the counterset's
+ * owner; with privileged_too, root's and the server's own copies (its
+ * plugins) are accepted as well.
+ */
+static void judge(const struct ns *ns, struct ns_copy *v, size_t lo, size_t hi, uid_t owner,
+                  bool privileged_too)
 {
         for (size_t i = lo; i < hi; i++) {
+                bool ok = v[i].installed || v[i].uid == owner ||
+                          (privileged_too && !capped(ns, v[i].uid));
+
                 v[i].owner = owner;
-                v[i].verdict = v[i].installed || v[i].uid == owner || (root_too && v[i].uid == 0)
-                                       ? NS_ACCEPTED : NS_REFUSED_OWNER;
+                v[i].verdict = ok ? NS_ACCEPTED : NS_REFUSED_OWNER;
         }
 }
 
@@ -107,12 +114,12 @@ static int decide_fixed(const struct ns *ns, struct ns_copy *v, size_t lo, size_
         *claimed = false;
         for (size_t i = lo; i < hi; i++)
                 if (v[i].installed) {
-                        judge(v, lo, hi, v[i].uid, true);
+                        judge(ns, v, lo, hi, v[i].uid, true);
                         return 1;
                 }
         for (size_t i = lo; c && i < hi; i++)
                 if (v[i].uid == c->uid) {
-                        judge(v, lo, hi, c->uid, false);
+                        judge(ns, v, lo, hi, c->uid, false);
                         *claimed = true;
                         return 1;
                 }
@@ -139,7 +146,7 @@ static int decide_new(const struct ns *ns, struct tally *t, struct ns_copy *v, s
                         first = i;
         }
         if (first != SIZE_MAX)
-                judge(v, lo, hi, v[first].uid, false);
+                judge(ns, v, lo, hi, v[first].uid, false);
         for (size_t i = lo; i < hi; i++) {
                 if (first != SIZE_MAX && v[i].uid == v[first].uid)
                         continue;
