@@ -150,17 +150,29 @@ int pl_reader_open(const char *socket_path, struct pl_reader **ret)
         return 0;
 }
 
-int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
+/* The kernel's record of who made the provider's socket listen. */
+static int peer_cred(struct pl_reader *r, struct ucred *ret)
 {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+        socklen_t len = sizeof(*ret);
 
-        if (!r || !ret_pid)
+        if (!r)
                 return -EINVAL;
         if (r->sock < 0)
                 return -ENOTCONN;
-        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, ret, &len) < 0)
                 return -errno;
+        return 0;
+}
+
+int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
+{
+        struct ucred cred;
+        int k;
+
+        if (!ret_pid)
+                return -EINVAL;
+        if ((k = peer_cred(r, &cred)) < 0)
+                return k;
         /* 0: the provider lives in a pid namespace this process cannot see. */
         if (cred.pid <= 0)
                 return -ESRCH;
@@ -171,14 +183,12 @@ int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
 int pl_reader_peer_uid(struct pl_reader *r, uid_t *ret_uid)
 {
         struct ucred cred;
-        socklen_t len = sizeof(cred);
+        int k;
 
-        if (!r || !ret_uid)
+        if (!ret_uid)
                 return -EINVAL;
-        if (r->sock < 0)
-                return -ENOTCONN;
-        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return -errno;
+        if ((k = peer_cred(r, &cred)) < 0)
+                return k;
         *ret_uid = cred.uid;
         return 0;
 }
