@@ -144,6 +144,21 @@ run 0 "$unlodctr" /G:"$vista"
 run 0 "$lodctr" /M:"$man/good/vista-no-namespace.man" "$tmp/app/"
 expect "$reg/$vista.info" "applicationIdentityDirectory=$(cd "$tmp/app" && pwd -P)"
 
+# --owner names the user whose providers may publish it, as a uid; the user
+# running lodctr may name itself; an unknown user installs nothing.
+me=$(id -un)
+run 0 "$unlodctr" /G:"$vista"
+run 0 "$lodctr" --owner "$me" /M:"$man/good/vista-no-namespace.man"
+expect "$reg/$vista.info" "owner=$(id -u)"
+run 0 "$unlodctr" /G:"$vista"
+run 1 "$lodctr" --owner=no-such-user-here /M:"$man/good/vista-no-namespace.man"
+expect "$tmp/err" "no such user"
+[ ! -e "$reg/$vista.man" ] || fail "--owner of an unknown user installed $vista"
+run 2 "$lodctr" --owner
+expect "$tmp/err" "needs a user"
+run 2 "$unlodctr" --owner "$me" /G:"$vista"
+run 0 "$lodctr" /M:"$man/good/vista-no-namespace.man" "$tmp/app/"
+
 # ---- remove ----
 run 0 "$unlodctr" /M:"$usermode"
 expect "$tmp/out" "removed provider $ab8e"

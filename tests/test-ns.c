@@ -152,7 +152,7 @@ static void test_installed(void **state)
         struct ns *ns = refreshed(NULL);
         HANDLE h;
 
-        ns_set_installed(ns, list, 2);
+        ns_set_installed(ns, list, NULL, 2);
         refreshed(ns);
         assert_int_equal(ns_count(ns), 2);
         cs = ns_find(ns, &cset_installed);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -514,6 +515,94 @@ static void sidecar(void **state)
         free(dir);
 }
 
+/*
+ * Whose an installed provider's countersets are: the manifest file's
+ * owner's; the sidecar's owner= when root or that user wrote it, else
+ * ignored with a warning.  A reload sees a chown.  chown needs root.
+ */
+static void owner(void **state)
+{
+        char *dir = tmp_path("registry"), *man[3], *info[3];
+        struct reg_entry *e = NULL, *e2 = NULL;
+        struct warnings w = { 0 };
+        size_t n = 0, n2 = 0;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(mkdir(dir, 0755), 0);
+        for (int i = 0; i < 3; i++) {
+                static const char *const p[] = { P1, P2, P3 }, *const c[] = { C1, C2, C3 };
+
+                man[i] = fmt("%s/%s.man", dir, p[i]);
+                info[i] = fmt("%s/%s.info", dir, p[i]);
+                write_manifest(man[i], p[i], c[i], "Owned");
+        }
+        assert_int_equal(chown(man[0], 1000, 1000), 0);
+        write_text(info[1], "manifest=/src/two.man\nowner=65534\n");
+        write_text(info[2], "owner=0\n");
+        assert_int_equal(chown(man[2], 1000, 1000), 0);
+        assert_int_equal(chown(info[2], 1000, 1000), 0);
+
+        assert_int_equal(reg_load(dir, collect, &w, &e, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(e[0].owner, 1000);
+        assert_int_equal(e[1].owner, 65534);
+        assert_int_equal(e[2].owner, 1000);     /* uid 1000 may not make it root's */
+        assert_int_equal(w.n, 1);
+        assert_true(warned(&w, P3 ".info", "owner=0 ignored"));
+        warnings_free(&w);
+
+        assert_int_equal(chown(man[0], 0, 0), 0);
+        assert_int_equal(reg_reload(dir, e, n, NULL, NULL, &e2, &n2), 0);
+        assert_int_equal(e2[0].owner, 0);
+        reg_entries_free(e2, n2);
+        for (int i = 0; i < 3; i++) {
+                free(man[i]);
+                free(info[i]);
+        }
+        free(dir);
+}
+
+/* lodctr --owner: the sidecar names the user; an unknown user installs nothing. */
+static void install_owner(void **state)
+{
+        char *dir = tmp_path("registry"), *dir2 = tmp_path("registry2");
+        char *manifest = golden_manifest(0);
+        struct regadm a = { .prog = "test-lodctr", .registry_dir = dir, .lock_fd = -1,
+                            .owner = "nobody" };
+        struct reg_entry *e = NULL;
+        size_t n = 0;
+        int status;
+        pid_t pid;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(regadm_install(&a, manifest, NULL), 0);
+        assert_int_equal(reg_load(dir, NULL, NULL, &e, &n), 0);
+        assert_true(n >= 1);
+        for (size_t i = 0; i < n; i++)
+                assert_int_equal(e[i].owner, 65534);
+        reg_entries_free(e, n);
+
+        /* Anyone but root naming another user than itself is refused. */
+        a.owner = "root";
+        a.registry_dir = dir2;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 &&
+                      regadm_install(&a, manifest, NULL) == -EPERM ? 0 : 1);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_int_equal(access(dir2, F_OK), -1);       /* refused before anything was made */
+        a.owner = "no-such-user-here";
+        a.registry_dir = dir;
+        assert_int_equal(regadm_install(&a, manifest, NULL), -ENOENT);
+        free(manifest);
+        free(dir);
+        free(dir2);
+}
+
 /* Hundreds of manifests load, in name order, every one. */
 static void many(void **state)
 {
@@ -729,6 +818,8 @@ int main(void)
                 TU_TEST(golden_together),
                 TU_TEST(corrupt_skipped),
                 TU_TEST(sidecar),
+                TU_TEST(owner),
+                TU_TEST(install_owner),
                 TU_TEST(many),
                 TU_TEST(reload),
                 TU_TEST(install_refused),

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -49,6 +50,7 @@ struct watched {
         struct pl_reader *reader;       /* NULL when it could not be opened */
         int error;                      /* the last failure to open it, -errno */
         bool seen;                      /* listed by the latest scan */
+        char user[64];                  /* who it runs as (SO_PEERCRED): name, else uid */
         struct watched *next;
 };
 
@@ -331,7 +333,7 @@ static int print_provider(struct watched *w, const struct options *o)
         if (k < 0)
                 return k;
         format_guid(&g, guid);
-        printf("provider %s  pid %u  generation %llu%s\n", guid, (unsigned) pid,
+        printf("provider %s  pid %u  user %s  generation %llu%s\n", guid, (unsigned) pid, w->user,
                (unsigned long long) s->generation,
                s->refs_stale ? "  (reference counters stale: collect timed out)" : "");
         for (int i = 0; i < n && k >= 0; i++) {
@@ -408,6 +410,27 @@ static void report_provider(const char *what, struct watched *w)
  * opened is forgotten once its socket is gone, retried while the failure may
  * be transient, and reported once per distinct failure.
  */
+/*
+ * The user w's provider runs as, once when it is opened: the kernel's word
+ * (its socket's peer credentials), which perflibd also goes by to decide
+ * whose countersets it may publish.
+ */
+static void user_of(struct watched *w)
+{
+        struct passwd *pw;
+        uid_t uid;
+
+        if (pl_reader_peer_uid(w->reader, &uid) < 0) {
+                snprintf(w->user, sizeof(w->user), "?");
+                return;
+        }
+        pw = getpwuid(uid);
+        if (pw)
+                snprintf(w->user, sizeof(w->user), "%s", pw->pw_name);
+        else
+                snprintf(w->user, sizeof(w->user), "%u", (unsigned) uid);
+}
+
 static bool refresh_one(struct watched *w)
 {
         int k;
@@ -425,6 +448,7 @@ static bool refresh_one(struct watched *w)
         k = pl_reader_open(w->path, &w->reader);
         if (k == 0) {
                 w->error = 0;
+                user_of(w);
                 report_provider("+", w);
                 return true;
         }

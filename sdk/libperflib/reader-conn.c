@@ -157,21 +157,46 @@ int pl_reader_open_max(const char *socket_path, uint64_t max_size, struct pl_rea
         return 0;
 }
 
-int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
+/* The kernel's record of who made the provider's socket listen. */
+static int peer_cred(struct pl_reader *r, struct ucred *ret)
 {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+        socklen_t len = sizeof(*ret);
 
-        if (!r || !ret_pid)
+        if (!r)
                 return -EINVAL;
         if (r->sock < 0)
                 return -ENOTCONN;
-        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, ret, &len) < 0)
                 return -errno;
+        return 0;
+}
+
+int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid)
+{
+        struct ucred cred;
+        int k;
+
+        if (!ret_pid)
+                return -EINVAL;
+        if ((k = peer_cred(r, &cred)) < 0)
+                return k;
         /* 0: the provider lives in a pid namespace this process cannot see. */
         if (cred.pid <= 0)
                 return -ESRCH;
         *ret_pid = cred.pid;
+        return 0;
+}
+
+int pl_reader_peer_uid(struct pl_reader *r, uid_t *ret_uid)
+{
+        struct ucred cred;
+        int k;
+
+        if (!ret_uid)
+                return -EINVAL;
+        if ((k = peer_cred(r, &cred)) < 0)
+                return k;
+        *ret_uid = cred.uid;
         return 0;
 }
 

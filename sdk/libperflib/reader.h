@@ -75,6 +75,13 @@ PL_PRIVATE int pl_reader_peer_pid(struct pl_reader *r, pid_t *ret_pid);
 /* The bytes of the segment the reader maps, from the (validated) header. */
 PL_PRIVATE int pl_reader_segment_size(struct pl_reader *r, uint64_t *ret_size);
 
+/*
+ * The uid of the process that made the provider's socket listen, as the
+ * kernel recorded it (SO_PEERCRED): who the provider runs as, which the
+ * provider cannot forge.  -ENOTCONN for a reader without a connection.
+ */
+PL_PRIVATE int pl_reader_peer_uid(struct pl_reader *r, uid_t *ret_uid);
+
 /* Provider identity, from the (validated) header. */
 PL_PRIVATE int pl_reader_provider(struct pl_reader *r, GUID *ret_guid, uint32_t *ret_pid);
 

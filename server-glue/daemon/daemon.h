@@ -48,6 +48,7 @@ struct daemon {
         gid_t group;                    /* members may query, besides root and our own user */
         uint64_t max_segment;           /* bytes: one provider's segment, at most */
         uint64_t max_mapped;            /* bytes: all segments mapped together, at most */
+        size_t max_countersets;         /* self-described, per user but root and ours */
 
         struct reg_entry *reg;          /* the installed manifests */
         size_t n_reg;

@@ -77,6 +77,9 @@ static void usage(FILE *f)
                 "                           (K, M, G, T suffixes; default 1G)\n"
                 "      --max-mapped=SIZE    map at most this much of all segments together\n"
                 "                           (default 1T)\n"
+                "      --max-countersets-per-user=N\n"
+                "                           self-described countersets one user other than\n"
+                "                           root and the server's may publish (default %d)\n"
                 "\n"
                 "  -d, --debug              log debug messages\n"
                 "  -h, --help               show this help and exit\n"
@@ -84,7 +87,8 @@ static void usage(FILE *f)
                 "\n"
                 "See perflibd(8).\n",
                 PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME,
-                CONN_PRIVILEGED_RESERVE, PV2_MAX_REQUEST, CONN_MAX_QUERY_ITEMS);
+                CONN_PRIVILEGED_RESERVE, PV2_MAX_REQUEST, CONN_MAX_QUERY_ITEMS,
+                NS_MAX_PER_USER_DEFAULT);
 }
 
 /* A number with an optional binary suffix (K, M, G, T), within [min, max]. */
@@ -122,6 +126,7 @@ enum {
         OPT_MAX_ITEMS,
         OPT_MAX_SEGMENT,
         OPT_MAX_MAPPED,
+        OPT_MAX_COUNTERSETS,
 };
 
 /* One of the limits' options: 0, or -EINVAL (told). */
@@ -216,6 +221,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "max-query-items", required_argument, NULL, OPT_MAX_ITEMS },
                 { "max-segment-size", required_argument, NULL, OPT_MAX_SEGMENT },
                 { "max-mapped", required_argument, NULL, OPT_MAX_MAPPED },
+                { "max-countersets-per-user", required_argument, NULL, OPT_MAX_COUNTERSETS },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -234,6 +240,12 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
                                 return -ENOMEM;
+                        continue;
+                }
+                if (c == OPT_MAX_COUNTERSETS) {
+                        if (parse_number(opts[i].name, optarg, 0, 1000000,
+                                         &d->max_countersets) < 0)
+                                return -EINVAL;
                         continue;
                 }
                 if (c == OPT_MAX_SEGMENT || c == OPT_MAX_MAPPED) {
@@ -346,12 +358,35 @@ static void registry_drop(struct daemon *d)
 }
 
 /*
+ * The descriptions for the namespace, and after them (in the same block,
+ * freed with reg_descs) the uid owning each: *ret_owners.
+ */
+static const struct ctrpp_provider_desc **registry_descs(const struct reg_entry *e, size_t n,
+                                                         uid_t **ret_owners)
+{
+        const struct ctrpp_provider_desc **descs;
+        uid_t *owners;
+
+        descs = calloc(1, (n ? n : 1) * (sizeof(*descs) + sizeof(*owners)));
+        if (!descs)
+                return NULL;
+        owners = (uid_t *) (descs + (n ? n : 1));
+        for (size_t i = 0; i < n; i++) {
+                descs[i] = e[i].desc;
+                owners[i] = e[i].owner;
+        }
+        *ret_owners = owners;
+        return descs;
+}
+
+/*
  * (Re)reads the installed manifests, parsing only the files that changed;
  * on failure the previous ones stay served.
  */
 static int registry_load_locked(struct daemon *d)
 {
         const struct ctrpp_provider_desc **descs;
+        uid_t *owners = NULL;
         struct reg_entry *e;
         size_t n;
         int r;
@@ -365,12 +400,10 @@ static int registry_load_locked(struct daemon *d)
         /* The old entries are consumed: the namespace must not see them again. */
         d->reg = e;
         d->n_reg = n;
-        descs = calloc(n ? n : 1, sizeof(*descs));
+        descs = registry_descs(e, n, &owners);
         if (!descs)
                 log_warning("out of memory: serving no installed manifest until the next reload");
-        for (size_t i = 0; descs && i < n; i++)
-                descs[i] = e[i].desc;
-        ns_set_installed(d->ns, descs, descs ? n : 0);
+        ns_set_installed(d->ns, descs, owners, descs ? n : 0);
         free(d->reg_descs);
         d->reg_descs = descs;
         r = ns_refresh(d->ns);
@@ -645,6 +678,7 @@ static int run(struct daemon *d)
                 return r;
         ns_set_map_limits(d->ns, d->max_segment, d->max_mapped);
         ns_set_log(d->ns, ns_log_to_log, d);
+        ns_set_max_per_user(d->ns, d->max_countersets);
         registry_load(d);
         plugins_start(d);
         watch_all(d);
@@ -665,7 +699,8 @@ int main(int argc, char **argv)
         struct daemon d = { .conns_lock = PTHREAD_MUTEX_INITIALIZER,
                             .conns_cond = PTHREAD_COND_INITIALIZER,
                             .max_segment = NS_MAX_SEGMENT_DEFAULT,
-                            .max_mapped = NS_MAX_MAPPED_DEFAULT };
+                            .max_mapped = NS_MAX_MAPPED_DEFAULT,
+                            .max_countersets = NS_MAX_PER_USER_DEFAULT };
         int r;
 
         log_setup();

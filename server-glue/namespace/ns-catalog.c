@@ -190,6 +190,7 @@ struct item {
         const struct pl_counterset *seg;
         const struct ctrpp_provider_desc *installed;
         GUID provider;                  /* of a live copy */
+        uid_t uid;                      /* its provider's owner, or the installed owner */
         size_t order;                   /* keeps discovery order among equals */
 };
 
@@ -235,9 +236,16 @@ static int items_collect(struct ns *ns, struct items *it)
         for (size_t i = 0; i < ns->n_provs; i++) {
                 struct ns_prov *p = ns->provs[i];
                 int n = pl_reader_counterset_count(p->r);
+                const struct ctrpp_provider_desc *d;
                 GUID provider = { 0 };
 
                 p->n_csets = n;
+                /* Seen even if refused: ns_provs_check would rebuild for it at every refresh. */
+                p->has_desc = pl_reader_description(p->r, &d) == 0;
+                if (!p->has_owner) {
+                        ns_owner_report_unknown(ns, p);
+                        continue;
+                }
                 pl_reader_provider(p->r, &provider, NULL);
                 for (int k = 0; k < n; k++) {
                         const struct pl_counterset *c;
@@ -247,7 +255,7 @@ static int items_collect(struct ns *ns, struct items *it)
                                 continue;
                         if (items_push(it, &(struct item){ .guid = c->guid, .p = p,
                                                            .cset_index = (uint32_t) k,
-                                                           .seg = c,
+                                                           .seg = c, .uid = p->owner,
                                                            .provider = provider }) < 0)
                                 return -ENOMEM;
                 }
@@ -256,7 +264,8 @@ static int items_collect(struct ns *ns, struct items *it)
                 const struct ctrpp_provider_desc *d = ns->installed[i];
 
                 for (uint32_t k = 0; d && k < d->n_countersets; k++) {
-                        struct item x = { .installed = d };
+                        struct item x = { .installed = d, .uid = ns->installed_owners ?
+                                                              ns->installed_owners[i] : 0 };
 
                         memcpy(&x.guid, &d->countersets[k].guid, sizeof(GUID));
                         if (items_push(it, &x) < 0)
@@ -266,6 +275,34 @@ static int items_collect(struct ns *ns, struct items *it)
         if (it->n > 1)
                 qsort(it->v, it->n, sizeof(*it->v), item_cmp);
         return 0;
+}
+
+/*
+ * Leaves in it only the copies the ownership rules accept, reporting the
+ * others (ns-owner.h); the order stays, so equal GUIDs stay adjacent.
+ */
+static int items_judge(struct ns *ns, struct items *it)
+{
+        struct ns_copy *c = calloc(it->n ? it->n : 1, sizeof(*c));
+        size_t j = 0;
+        int r;
+
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < it->n; i++)
+                c[i] = (struct ns_copy) { .guid = it->v[i].guid, .uid = it->v[i].uid,
+                                          .installed = !it->v[i].p, .order = it->v[i].order };
+        r = ns_owner_decide(ns, c, it->n);
+        for (size_t i = 0; r == 0 && i < it->n; i++) {
+                if (c[i].verdict == NS_ACCEPTED)
+                        it->v[j++] = it->v[i];
+                else
+                        ns_owner_report(ns, it->v[i].p, &c[i]);
+        }
+        if (r == 0)
+                it->n = j;
+        free(c);
+        return r;
 }
 
 /* Where ns counter i sits in one provider's copy; NULL when in the same place. */
@@ -344,6 +381,8 @@ int ns_rebuild(struct ns *ns)
         size_t n = 0;
         int ret = items_collect(ns, &it);
 
+        if (ret == 0)
+                ret = items_judge(ns, &it);
         if (ret < 0)
                 goto fail;
         v = calloc(it.n ? it.n : 1, sizeof(*v));

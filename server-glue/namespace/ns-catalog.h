@@ -6,6 +6,9 @@
  * (struct ns_src).  ns.c rebuilds it when a provider came, went or
  * published something; snapshots read it.
  *
+ * Only the copies ns-owner.h accepts are merged: a refused one is neither
+ * a source nor a description.
+ *
  * ns_entry_of is static inline: every snapshot and notification starts with it.
  */
 #ifndef PERFLIBD_NS_CATALOG_H
@@ -14,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ns-prov.h"
+#include "ns-owner.h"
 
 /* One provider's copy of a counterset. */
 struct ns_src {

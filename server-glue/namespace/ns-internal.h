@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "ns-live.h"
@@ -26,11 +27,13 @@ struct ns_prov;
 struct ns_pending;
 struct ns_entry;
 struct ns_refused;
+struct ns_claim;
 
 struct ns {
         char *runtime_dir;
         const struct ctrpp_provider_desc *const *installed;
         size_t n_installed;
+        const uid_t *installed_owners;  /* parallel to installed; NULL: all root's */
         struct ns_prov **provs;
         size_t n_provs;
         struct ns_pending *pending;     /* found but not added yet (ns-prov.c) */
@@ -49,6 +52,16 @@ struct ns {
         uint64_t retry_at;              /* CLOCK_MONOTONIC ns: scan again then, 0 = no need */
         ns_log_fn log;
         void *log_userdata;
+
+        /*
+         * Who may publish what (ns-owner.c): the self-described GUIDs owned
+         * at the last rebuild, sorted by GUID; the cap on them per user
+         * (not for root or server_uid); and where refusals are reported.
+         */
+        struct ns_claim *claims;
+        size_t n_claims;
+        size_t max_per_user;
+        uid_t server_uid;
 
         /*
          * Threads (ns_set_threaded): the caller holds lock around every use

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ns.h"
 
@@ -18,14 +19,33 @@
  * by the caller (ns_free, which accepts NULL and closes every reader).
  */
 int ns_new(const char *runtime_dir, struct ns **ret);
+
 void ns_free(struct ns *ns);
 
 /*
- * The installed providers (the registry): borrowed, and must stay valid
+ * The installed providers (the registry) and, parallel to them, the uid
+ * owning each (NULL: root owns them all): borrowed, and must stay valid
  * until the next ns_set_installed() or ns_free().  Takes effect at the next
  * ns_refresh().
+ *
+ * Who may publish a counterset: a provider's owner is the uid it runs as
+ * (SO_PEERCRED of its socket); one whose owner cannot be learned publishes
+ * nothing.  An installed counterset's copies are served when their owner
+ * is its owner, root or the server's own user (its plugins).  A self-described one belongs to the first user
+ * that published it for as long as one of that user's providers publishes
+ * it.  Other copies are refused: neither merged, valued nor named.
  */
-void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs, size_t n);
+void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs,
+                      const uid_t *owners, size_t n);
+
+/*
+ * How many self-described countersets one user other than root and the
+ * server's own may own (default NS_MAX_PER_USER_DEFAULT): those beyond are
+ * refused, so that no user can grow the list past what clients enumerate.
+ * Takes effect at the next rebuild; claims held already are kept.
+ */
+#define NS_MAX_PER_USER_DEFAULT 64
+void ns_set_max_per_user(struct ns *ns, size_t n);
 
 /*
  * Caps on what the namespace maps: one provider's segment, and all of them

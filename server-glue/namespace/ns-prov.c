@@ -38,6 +38,7 @@ void ns_prov_free(struct ns_prov *p)
                 free(p->names[i]);
         free(p->names);
         ns_names_free(p->parked);
+        free(p->reported);
         pthread_mutex_destroy(&p->name_lock);
         pthread_mutex_destroy(&p->lock);
         free(p->path);
@@ -78,6 +79,7 @@ static int prov_open(struct ns *ns, const char *path, struct ns_prov **ret)
         /* Without a pid only the collect bound tells that it hangs. */
         if (pl_reader_peer_pid(p->r, &p->pid) < 0)
                 p->pid = 0;
+        p->has_owner = pl_reader_peer_uid(p->r, &p->owner) == 0;
         *ret = p;
         return 0;
 }

@@ -68,6 +68,13 @@ struct ns_prov {
         pid_t pid;                      /* SO_PEERCRED; 0: not visible, never checked */
         uint64_t state_at;              /* CLOCK_MONOTONIC ns of the last look at its state */
         bool stopped;                   /* it was stopped (SIGSTOP, a tracer) then */
+        uid_t owner;                    /* SO_PEERCRED: the user it runs as */
+        bool has_owner;                 /* false: unknown, so it publishes nothing */
+
+        /* Refusals reported already (ns-owner.c), so each is reported once. */
+        GUID *reported;
+        size_t n_reported;
+        bool reports_muted;             /* too many to remember: no more */
 
         /*
          * Names by directory slot.  A replaced name may still be pointed at

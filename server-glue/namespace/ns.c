@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ns-catalog.h"
 #include "ns-map.h"
@@ -34,6 +35,8 @@ int ns_new(const char *runtime_dir, struct ns **ret)
         ns->rescan = ns->dirty = true;
         ns->max_segment = NS_MAX_SEGMENT_DEFAULT;
         ns->max_mapped = NS_MAX_MAPPED_DEFAULT;
+        ns->max_per_user = NS_MAX_PER_USER_DEFAULT;
+        ns->server_uid = geteuid();
         pthread_mutex_init(&ns->lock, NULL);
         pthread_cond_init(&ns->idle, NULL);
         *ret = ns;
@@ -68,6 +71,7 @@ void ns_free(struct ns *ns)
         /* What this thread kept of its snapshots goes with the namespace. */
         ns_thread_trim();
         ns_entries_free(ns);
+        free(ns->claims);
         for (size_t i = 0; i < ns->n_provs; i++)
                 ns_prov_free(ns->provs[i]);
         free(ns->provs);
@@ -79,9 +83,11 @@ void ns_free(struct ns *ns)
         free(ns);
 }
 
-void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs, size_t n)
+void ns_set_installed(struct ns *ns, const struct ctrpp_provider_desc *const *descs,
+                      const uid_t *owners, size_t n)
 {
         ns->installed = descs;
+        ns->installed_owners = owners;
         ns->n_installed = n;
         ns->dirty = true;
 }
@@ -96,6 +102,12 @@ void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata)
 {
         ns->log = log;
         ns->log_userdata = userdata;
+}
+
+void ns_set_max_per_user(struct ns *ns, size_t n)
+{
+        ns->max_per_user = n;
+        ns->dirty = true;
 }
 
 void ns_runtime_changed(struct ns *ns)

@@ -23,7 +23,8 @@ struct args {
 static void usage(FILE *f)
 {
         fprintf(f,
-                "Usage: lodctr [--registry-dir DIR] /M:MANIFEST [APPLICATION-IDENTITY-DIRECTORY]\n"
+                "Usage: lodctr [--registry-dir DIR] [--owner USER] /M:MANIFEST\n"
+                "              [APPLICATION-IDENTITY-DIRECTORY]\n"
                 "Validate a performance counter manifest and install its providers, so that\n"
                 "perflibd lists their countersets.\n"
                 "\n"
@@ -32,6 +33,9 @@ static void usage(FILE *f)
                 "                          where the provider's binary (applicationIdentity) lives\n"
                 "      --registry-dir DIR  the registry (default: $PERFLIB_REGISTRY_DIR, else\n"
                 "                          %s)\n"
+                "      --owner USER        USER's providers may publish its countersets (besides\n"
+                "                          root's); default: the user running lodctr.  Only root\n"
+                "                          may name another user\n"
                 "  -h, --help, /?          show this help and exit\n"
                 "      --version           show the version and exit\n"
                 "\n"
@@ -85,7 +89,7 @@ static int parse_args(struct regadm *a, int argc, char **argv, struct args *o)
 
 int main(int argc, char **argv)
 {
-        struct regadm a = { .prog = "lodctr", .usage = usage, .lock_fd = -1 };
+        struct regadm a = { .prog = "lodctr", .usage = usage, .lock_fd = -1, .takes_owner = true };
         struct args o = { 0 };
         int r = parse_args(&a, argc, argv, &o);
 

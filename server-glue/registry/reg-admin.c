@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,12 +477,43 @@ static int write_temp(const struct regadm *a, const void *data, size_t size, cha
         return 0;
 }
 
-static int info_text(const char *source, const char *app_dir, char **ret)
+/*
+ * --owner USER as a uid in *ret ((uid_t) -1 without it).  Naming another
+ * user than oneself gives that user a counterset, so only root may.
+ */
+static int owner_uid(const struct regadm *a, uid_t *ret)
 {
-        int k = asprintf(ret, "# Written by lodctr; see lodctr(8).\n%s=%s\n%s%s%s%s",
-                         REG_KEY_SOURCE, source, app_dir ? REG_KEY_APP_DIR : "",
-                         app_dir ? "=" : "", app_dir ? app_dir : "", app_dir ? "\n" : "");
+        struct passwd *pw;
 
+        if (!a->owner) {
+                *ret = (uid_t) -1;
+                return 0;
+        }
+        errno = 0;
+        pw = getpwnam(a->owner);
+        if (!pw) {
+                say(a, "--owner %s: %s", a->owner, errno ? strerror(errno) : "no such user");
+                return errno ? -errno : -ENOENT;
+        }
+        if (geteuid() != 0 && pw->pw_uid != geteuid()) {
+                say(a, "--owner %s: only root may install countersets for another user",
+                    a->owner);
+                return -EPERM;
+        }
+        *ret = pw->pw_uid;
+        return 0;
+}
+
+static int info_text(const char *source, const char *app_dir, uid_t owner, char **ret)
+{
+        char own[32] = "";
+        int k;
+
+        if (owner != (uid_t) -1)
+                snprintf(own, sizeof(own), "%s=%u\n", REG_KEY_OWNER, (unsigned) owner);
+        k = asprintf(ret, "# Written by lodctr; see lodctr(8).\n%s=%s\n%s%s%s%s%s",
+                     REG_KEY_SOURCE, source, app_dir ? REG_KEY_APP_DIR : "",
+                     app_dir ? "=" : "", app_dir ? app_dir : "", app_dir ? "\n" : "", own);
         return k < 0 ? -ENOMEM : 0;
 }
 
@@ -573,16 +605,18 @@ int regadm_install(struct regadm *a, const char *manifest, const char *app_dir)
         struct installed in = { 0 };
         struct pm_manifest *m = NULL;
         size_t size = 0;
+        uid_t owner = (uid_t) -1;
         int r;
 
         if (!a || !manifest)
                 return -EINVAL;
         /* Everything about the input first: a bad one never touches the registry. */
-        if ((r = read_manifest(a, manifest, true, &text, &size, &m)) < 0 ||
+        if ((r = owner_uid(a, &owner)) < 0 ||
+            (r = read_manifest(a, manifest, true, &text, &size, &m)) < 0 ||
             (r = absolute_path(a, manifest, false, &source)) < 0 ||
             (app_dir && (r = absolute_path(a, app_dir, true, &app)) < 0))
                 goto done;
-        if ((r = info_text(source, app, &info)) < 0)
+        if ((r = info_text(source, app, owner, &info)) < 0)
                 goto done;
         if ((r = regadm_lock(a, true)) < 0 || (r = installed_load(a, true, &in)) < 0)
                 goto done;
@@ -646,7 +680,7 @@ static int remove_one(const struct regadm *a, const struct target *t, const stru
             (r = reg_guid_path(a->dir, &t->guid, REG_INFO_SUFFIX, &info)) < 0)
                 goto done;
         /* Only to say where it came from: a broken sidecar is no reason to stop. */
-        (void) reg_info_read(info, &source, &app_dir);
+        (void) reg_info_read(info, &source, &app_dir, NULL);
         if (unlink(man) < 0) {
                 r = -errno;
                 say(a, "cannot remove provider %s: %s: %s", g, man, strerror(-r));

@@ -24,6 +24,8 @@
 struct regadm {
         const char *prog;               /* "lodctr" or "unlodctr", for messages */
         const char *registry_dir;       /* --registry-dir, borrowed from argv; NULL: default */
+        bool takes_owner;               /* the program accepts --owner (lodctr) */
+        const char *owner;              /* --owner USER, borrowed from argv; NULL: the caller */
         void (*usage)(FILE *f);         /* the program's --help text */
         char *dir;                      /* the directory in use (regadm_lock), owned */
         int lock_fd;                    /* -1 when not locked */
@@ -40,7 +42,8 @@ struct regadm_arg_handlers {
 
 /*
  * Walks the command line.  The options both programs take are handled here
- * (--registry-dir DIR or =DIR, --help, -h, /?, --version), as are unknown
+ * (--registry-dir DIR or =DIR, --help, -h, /?, --version, and --owner USER
+ * or =USER when a->takes_owner), as are unknown
  * "--options"; the rest goes to h.  0: go on; 1: help or version printed,
  * exit 0; -EINVAL: usage error, reported.
  */
@@ -75,7 +78,9 @@ void regadm_unlock(struct regadm *a);
 /*
  * lodctr /M:manifest [app_dir]: validates the manifest (diagnostics on
  * stderr as ctrpp prints them), refuses any provider or counterset GUID
- * already installed (-EEXIST), and installs each provider of it.
+ * already installed (-EEXIST), and installs each provider of it.  With
+ * a->owner, the sidecars name that user as the countersets' owner; only
+ * root may name another user than itself (-EPERM).
  */
 int regadm_install(struct regadm *a, const char *manifest, const char *app_dir);
 

@@ -45,14 +45,35 @@ int regadm_exit_status(int r)
 }
 
 static const char registry_dir_opt[] = "--registry-dir";
+static const char owner_opt[] = "--owner";
 
 /* What one argument is, when it is one of the options both programs take. */
 enum { OPT_NOT_MINE, OPT_TAKEN, OPT_EXIT };
 
+/* "--name VALUE" or "--name=VALUE" into *ret; what comes of argv[*i]. */
+static int valued_option(struct regadm *a, int argc, char **argv, int *i, const char *name,
+                         const char *what, const char **ret)
+{
+        const char *arg = argv[*i];
+        size_t len = strlen(name);
+
+        if (strncmp(arg, name, len) != 0 || (arg[len] != '\0' && arg[len] != '='))
+                return OPT_NOT_MINE;
+        if (arg[len] == '=')
+                *ret = arg + len + 1;
+        else if (*i + 1 < argc)
+                *ret = argv[++*i];
+        else
+                return regadm_usage_error(a, "option '%s' needs %s", name, what);
+        if (!**ret)
+                return regadm_usage_error(a, "option '%s' needs %s", name, what);
+        return OPT_TAKEN;
+}
+
 static int common_option(struct regadm *a, int argc, char **argv, int *i)
 {
         const char *arg = argv[*i];
-        size_t len = strlen(registry_dir_opt);
+        int r;
 
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "/?") == 0 ||
             strcmp(arg, "-?") == 0) {
@@ -63,17 +84,10 @@ static int common_option(struct regadm *a, int argc, char **argv, int *i)
                 printf("%s (%s) %s\n", a->prog, PACKAGE_NAME, PACKAGE_VERSION);
                 return OPT_EXIT;
         }
-        if (strncmp(arg, registry_dir_opt, len) != 0 || (arg[len] != '\0' && arg[len] != '='))
-                return OPT_NOT_MINE;
-        if (arg[len] == '=')
-                a->registry_dir = arg + len + 1;
-        else if (*i + 1 < argc)
-                a->registry_dir = argv[++*i];
-        else
-                return regadm_usage_error(a, "option '%s' needs a directory", registry_dir_opt);
-        if (!*a->registry_dir)
-                return regadm_usage_error(a, "option '%s' needs a directory", registry_dir_opt);
-        return OPT_TAKEN;
+        r = valued_option(a, argc, argv, i, registry_dir_opt, "a directory", &a->registry_dir);
+        if (r != OPT_NOT_MINE || !a->takes_owner)
+                return r;
+        return valued_option(a, argc, argv, i, owner_opt, "a user", &a->owner);
 }
 
 int regadm_parse_args(struct regadm *a, int argc, char **argv,

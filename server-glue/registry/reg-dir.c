@@ -252,7 +252,25 @@ static int info_value(char **slot, const char *value)
         return *slot ? 0 : -ENOMEM;
 }
 
-static int info_parse(char *text, size_t size, char **source, char **app_dir)
+/* A uid in decimal, never (uid_t) -1; set once, as info_value. */
+static int info_uid(uid_t *slot, const char *value)
+{
+        unsigned long long v = 0;
+
+        if (*slot != (uid_t) -1 || !*value || strlen(value) > 10)
+                return -EBADMSG;
+        for (const char *c = value; *c; c++) {
+                if (*c < '0' || *c > '9')
+                        return -EBADMSG;
+                v = v * 10 + (unsigned) (*c - '0');
+        }
+        if (v >= (uid_t) -1)
+                return -EBADMSG;
+        *slot = (uid_t) v;
+        return 0;
+}
+
+static int info_parse(char *text, size_t size, char **source, char **app_dir, uid_t *owner)
 {
         char *line = text, *end = text + size;
 
@@ -271,6 +289,8 @@ static int info_parse(char *text, size_t size, char **source, char **app_dir)
                                 r = info_value(source, eq + 1);
                         else if (strcmp(line, REG_KEY_APP_DIR) == 0)
                                 r = info_value(app_dir, eq + 1);
+                        else if (strcmp(line, REG_KEY_OWNER) == 0)
+                                r = info_uid(owner, eq + 1);
                         /* Other keys are a later version's: ignored. */
                 }
                 if (r < 0)
@@ -280,9 +300,10 @@ static int info_parse(char *text, size_t size, char **source, char **app_dir)
         return 0;
 }
 
-int reg_info_read(const char *path, char **ret_source, char **ret_app_dir)
+int reg_info_read(const char *path, char **ret_source, char **ret_app_dir, uid_t *ret_owner)
 {
         char *text = NULL, *source = NULL, *app_dir = NULL;
+        uid_t owner = (uid_t) -1;
         size_t size;
         int r;
 
@@ -291,11 +312,13 @@ int reg_info_read(const char *path, char **ret_source, char **ret_app_dir)
         r = reg_read_file(path, REG_INFO_MAX, true, &text, &size);
         if (r == -ENOENT) {
                 *ret_source = *ret_app_dir = NULL;
+                if (ret_owner)
+                        *ret_owner = owner;
                 return 0;
         }
         if (r < 0)
                 return r;
-        r = info_parse(text, size, &source, &app_dir);
+        r = info_parse(text, size, &source, &app_dir, &owner);
         free(text);
         if (r < 0) {
                 free(source);
@@ -304,5 +327,7 @@ int reg_info_read(const char *path, char **ret_source, char **ret_app_dir)
         }
         *ret_source = source;
         *ret_app_dir = app_dir;
+        if (ret_owner)
+                *ret_owner = owner;
         return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "perflib.h"
 
@@ -23,6 +24,8 @@
 /* The sidecar's keys (key=value lines; '#' starts a comment line). */
 #define REG_KEY_SOURCE "manifest"
 #define REG_KEY_APP_DIR "applicationIdentityDirectory"
+/* lodctr --owner: the uid the provider's countersets belong to (decimal). */
+#define REG_KEY_OWNER "owner"
 
 /* Larger files are not manifests anyone wrote by hand: refused, never read. */
 #define REG_MANIFEST_MAX (16u << 20)
@@ -48,10 +51,11 @@ int reg_guid_path(const char *dir, const GUID *g, const char *suffix, char **ret
 const char *reg_base_name(const char *path);
 
 /*
- * The sidecar's values (each NULL when absent), owned by the caller.
- * A missing sidecar gives two NULLs; one that is not key=value lines is
- * -EBADMSG.
+ * The sidecar's values (each NULL when absent), owned by the caller, and
+ * the owner it names ((uid_t) -1 when none; ret_owner may be NULL).  A
+ * missing sidecar gives two NULLs; one that is not key=value lines, or
+ * whose owner is not a uid, is -EBADMSG.
  */
-int reg_info_read(const char *path, char **ret_source, char **ret_app_dir);
+int reg_info_read(const char *path, char **ret_source, char **ret_app_dir, uid_t *ret_owner);
 
 #endif /* PERFLIBD_REG_DIR_H */

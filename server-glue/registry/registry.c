@@ -181,17 +181,27 @@ static int check_unique(const struct loader *l, const struct reg_entry *e)
 
 /*
  * The sidecar's values; a broken sidecar is warned about and ignored (the
- * manifest alone still describes the provider).
+ * manifest alone still describes the provider).  The owner it names counts
+ * only when root or that user wrote the sidecar: lodctr lets nobody else
+ * name one, and whoever can write the directory must not make a counterset
+ * someone else's.  Else the counterset is the manifest file's owner's.
  */
 static int load_info(const struct loader *l, const char *path, struct reg_entry *e)
 {
-        int r = reg_info_read(path, &e->source, &e->app_dir);
+        uid_t owner;
+        int r = reg_info_read(path, &e->source, &e->app_dir, &owner);
 
+        e->owner = e->man_stamp.uid;
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 warnf(l, "%s: ignored, cannot read it: %s", path,
                       r == -EBADMSG ? "not key=value lines" : strerror(-r));
+        else if (owner != (uid_t) -1 && (e->info_stamp.uid == 0 || e->info_stamp.uid == owner))
+                e->owner = owner;
+        else if (owner != (uid_t) -1)
+                warnf(l, "%s: owner=%u ignored: the file is uid %u's, neither root's nor that "
+                      "user's", path, (unsigned) owner, (unsigned) e->info_stamp.uid);
         return 0;
 }
 
@@ -239,6 +249,7 @@ static int stamp_of(const char *path, struct reg_stamp *ret)
                 .size = (uint64_t) st.st_size,
                 .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
                 .ctime_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+                .uid = (uint32_t) st.st_uid,
         };
         return 0;
 }
@@ -246,7 +257,7 @@ static int stamp_of(const char *path, struct reg_stamp *ret)
 static bool same_stamp(const struct reg_stamp *a, const struct reg_stamp *b)
 {
         return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-               a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+               a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns && a->uid == b->uid;
 }
 
 /*

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "perflib.h"
 
@@ -33,6 +34,7 @@ int reg_default_dir(char **ret);
 struct reg_stamp {
         uint64_t dev, ino, size;
         int64_t mtime_ns, ctime_ns;
+        uint32_t uid;                   /* its owner (a chown changes ctime too) */
 };
 
 /* One installed provider, as perflibd serves it. */
@@ -45,6 +47,12 @@ struct reg_entry {
         char *source;                   /* the manifest lodctr was given (absolute), or NULL */
         struct reg_stamp man_stamp;     /* of file when read */
         struct reg_stamp info_stamp;    /* of its sidecar; all zero when it had none */
+        /*
+         * Who may publish its countersets besides root: the user lodctr
+         * named with --owner, else the one who installed it (the owner of
+         * file).
+         */
+        uid_t owner;
 };
 
 /*
