@@ -3,6 +3,15 @@
  * Fuzz harness of the server side of the wire: whatever the bytes, feeding
  * them to pv2_server_conn_feed must not crash, leak or read out of bounds,
  * and freeing the connection must release every query it opened.
+ *
+ * Each input also goes, interleaved, to a twin connection that receives it
+ * a byte at a time (a slow writer, partial binds and fragments), sharing a
+ * request budget big enough for both: the state machine must reach the
+ * same state whatever the chunking (bound, calls answered, bytes sent,
+ * queries open, dead or not).  A third connection gets it under a budget
+ * too small for anything beyond the free share and a low request cap, the
+ * paths a hostile client takes to make the server hold memory: every byte
+ * it took must be back in the budget when it is freed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -197,44 +206,101 @@ int fz_rpc_seed(unsigned i, uint8_t **ret, size_t *ret_size)
 
 /* ---- the target ---- */
 
-static void fz_feed(struct pv2_server_conn *c, const uint8_t *b, size_t n, int *dead)
+/* One connection's run: what must not depend on how its bytes were cut. */
+struct fz_conn {
+        struct pv2_server_conn *c;
+        int dead;
+        size_t sent;                    /* reply bytes */
+};
+
+static void fz_feed(struct fz_conn *z, const uint8_t *b, size_t n)
 {
         uint8_t *out = NULL;
         size_t out_len = 0;
 
-        if (*dead)
+        if (z->dead)
                 return;
-        if (pv2_server_conn_feed(c, b, n, &out, &out_len) < 0)
-                *dead = 1;
+        if (pv2_server_conn_feed(z->c, b, n, &out, &out_len) < 0)
+                z->dead = 1;
+        z->sent += out_len;
         free(out);
 }
 
+/* A connection under the budget b and the request cap max_request. */
+static int fz_open(struct fz_conn *z, struct pv2_budget *b, size_t max_request, bool bind)
+{
+        *z = (struct fz_conn){ 0 };
+        if (pv2_server_conn_new(&fake_handlers, NULL, &z->c) < 0)
+                return -1;
+        if (pv2_server_conn_set_budget(z->c, b) < 0 ||
+            pv2_server_conn_set_max_request(z->c, max_request) < 0 ||
+            pv2_server_conn_set_max_queries(z->c, 8) < 0)
+                abort();
+        if (bind)
+                fz_feed(z, fz_bind, sizeof(fz_bind));
+        return 0;
+}
+
+/* The twins ended in the same state: the chunking changed nothing. */
+static void fz_same(const struct fz_conn *a, const struct fz_conn *b)
+{
+        if (a->dead != b->dead || a->sent != b->sent ||
+            pv2_server_conn_bound(a->c) != pv2_server_conn_bound(b->c) ||
+            pv2_server_conn_calls(a->c) != pv2_server_conn_calls(b->c) ||
+            pv2_server_conn_queries(a->c) != pv2_server_conn_queries(b->c))
+                abort();
+}
+
+/* Frees z; every query it still held is released exactly once. */
+static void fz_close(struct fz_conn *z)
+{
+        unsigned open = (unsigned)pv2_server_conn_queries(z->c);
+        unsigned closed_before = fake.closed;
+
+        pv2_server_conn_free(z->c);
+        if (fake.closed - closed_before != open)
+                abort();
+}
+
+#define FZ_REQUEST_CAP (256u * 1024u)
+#define FZ_SMALL_CAP (PV2_BUDGET_FREE_BYTES + 8192u)
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        struct pv2_server_conn *c = NULL;
-        int dead = 0;
+        struct pv2_budget *roomy = NULL, *tight = NULL;
+        struct fz_conn a, b, t;
 
         if (size < 1)
                 return 0;
         fake_reset();
-        if (pv2_server_conn_new(&fake_handlers, NULL, &c) < 0)
-                return 0;
+        if (pv2_budget_new(2 * FZ_REQUEST_CAP, &roomy) < 0 || pv2_budget_new(4096, &tight) < 0)
+                abort();
         uint8_t ctl = data[0];
         size_t chunk = (size_t)(ctl >> 1) * 7;
         data++;
         size--;
-        if (ctl & 1)
-                fz_feed(c, fz_bind, sizeof(fz_bind), &dead);
+        if (fz_open(&a, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
+            fz_open(&b, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
+            fz_open(&t, tight, FZ_SMALL_CAP, ctl & 1) < 0)
+                abort();
         if (chunk == 0)
                 chunk = size ? size : 1;
-        for (size_t off = 0; off < size; off += chunk)
-                fz_feed(c, data + off, size - off < chunk ? size - off : chunk, &dead);
-        unsigned open = (unsigned)pv2_server_conn_queries(c);
-        unsigned closed_before = fake.closed;
-        pv2_server_conn_free(c);
-        /* Every query still open is released exactly once. */
-        if (fake.closed - closed_before != open || fake.opened != fake.closed)
+        for (size_t off = 0; off < size; off += chunk) {
+                size_t n = size - off < chunk ? size - off : chunk;
+
+                fz_feed(&a, data + off, n);
+                for (size_t i = 0; i < n; i++)
+                        fz_feed(&b, data + off + i, 1);
+                fz_feed(&t, data + off, n);
+        }
+        fz_same(&a, &b);
+        fz_close(&a);
+        fz_close(&b);
+        fz_close(&t);
+        if (fake.opened != fake.closed || pv2_budget_used(roomy) || pv2_budget_used(tight))
                 abort();
+        pv2_budget_free(roomy);
+        pv2_budget_free(tight);
         return 0;
 }
 
