@@ -21,6 +21,13 @@
  * pmcd): with --perflibd naming a wrapper that runs perflibd under
  * valgrind --tool=callgrind, two runs of different --iterations give the
  * instructions one query costs the server.
+ *
+ * --attack runs instead what issue 15 asks of a shared machine: the
+ * 1000x1 query from one client while 1,000 idle bound connections and 50
+ * provider sockets that never answer exist (the runtime directory changing
+ * before every call), beside the same query with neither (target: within
+ * 2x); then perflibd's resident size after 16 clients each announce a
+ * 63 MiB request and stream almost 1 MiB of it (target: under 64 MiB).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,7 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +59,7 @@ static struct du_daemon srv;
 static bool quick;
 static const char *only;        /* --shape: run this shape alone, no memory, no pmcd */
 static unsigned iterations;     /* --iterations: calls per placement, 0 = the shape's */
+static bool churn;              /* --attack: change the runtime directory before every call */
 
 struct shape {
         const char *name;
@@ -236,6 +247,19 @@ static void check_reply(const struct pv2_out *o, const struct shape *s)
                 die("a reply without every instance");
 }
 
+/* A file created in the runtime directory: perflibd rescans it at the next call. */
+static void touch_rundir(unsigned i)
+{
+        char path[160];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/churn-%u", rundir, i % 4);
+        f = fopen(path, "w");
+        if (f)
+                fclose(f);
+        unlink(path);
+}
+
 /* Times QueryCounterData; prints p50 and p99 in microseconds. */
 static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                          const struct shape *s, const char *placement)
@@ -246,8 +270,11 @@ static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
 
         for (unsigned i = 0; i < n + 10; i++) {
                 struct pv2_out o = { 0 };
-                double t0 = now_us();
+                double t0;
 
+                if (churn)
+                        touch_rundir(i);
+                t0 = now_us();
                 if (pv2_query_counter_data(c, h, 1u << 30, &o) != ERROR_SUCCESS)
                         die("QueryCounterData failed");
                 if (i >= 10)    /* the first calls warm caches and the namespace */
@@ -310,6 +337,95 @@ static void memory(void)
         waitpid(p, NULL, 0);
 }
 
+#define N_IDLE 1000
+#define N_HUNG 50
+#define N_FLOOD 16
+
+/* n SOCK_SEQPACKET sockets named as providers' that listen and never answer: fds in fds. */
+static void hang_sockets(int *fds, int n)
+{
+        for (int i = 0; i < n; i++) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                char path[256];
+
+                snprintf(path, sizeof(path), "%s/provider-hung%d.sock", rundir, i);
+                if (strlen(path) >= sizeof(sa.sun_path))
+                        die("$TMPDIR is too long for a socket path");
+                memcpy(sa.sun_path, path, strlen(path) + 1);
+                fds[i] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+                if (fds[i] < 0 || bind(fds[i], (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+                    listen(fds[i], 16) < 0)
+                        die("cannot make the hung provider sockets");
+        }
+}
+
+/* 16 clients announce 63 MiB requests and stream 15 fragments of 65,000 bytes each. */
+static void flood(int *fds)
+{
+        enum { STUB = 65000, FRAGS = 15 };
+        uint8_t *pdu = calloc(1, 24 + STUB);
+        bool gone[N_FLOOD] = { false };
+        int refused = 0;
+
+        if (!pdu)
+                die("out of memory");
+        for (int i = 0; i < N_FLOOD; i++)
+                if ((fds[i] = du_raw_connect(&srv)) < 0 || du_raw_bind(fds[i]) < 0)
+                        die("a flooding client could not bind");
+        for (int f = 0; f < FRAGS; f++)
+                for (int i = 0; i < N_FLOOD; i++) {
+                        du_request_header(pdu, f == 0 ? 1 : 0, 24 + STUB, 63u << 20);
+                        if (gone[i] || (send(fds[i], pdu, 24 + STUB, MSG_NOSIGNAL) == 24 + STUB &&
+                                        !du_closed(fds[i], 0)))
+                                continue;
+                        gone[i] = true;
+                        refused++;
+                }
+        printf("# flood: %d of %d clients refused\n", refused, N_FLOOD);
+        free(pdu);
+}
+
+static void attack(void)
+{
+        static const struct shape s = { "1000x1", 1000, 1, 1, "*", 1000 };
+        static struct pv2_client *idle[N_IDLE];
+        int hung[N_HUNG], flooders[N_FLOOD], wfd;
+        pid_t p = start_provider(s.instances, s.counters, &wfd);
+        struct pv2_client *c = start_server();
+        struct pv2_handle h;
+
+        struct rlimit rl;
+
+        /* 1,000 idle clients are 1,000 descriptors here too. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        open_query(c, &s, &h);
+        time_queries(c, &h, &s, "quiet");
+        for (int i = 0; i < N_IDLE; i++)
+                if (du_connect(&srv, 10000, &idle[i]) < 0)
+                        die("an idle client could not connect (the per-user cap? run as root)");
+        hang_sockets(hung, N_HUNG);
+        churn = true;
+        time_queries(c, &h, &s, "under-attack");
+        churn = false;
+        printf("rss-1000-idle-50-hung: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
+        for (int i = 0; i < N_IDLE; i++)
+                pv2_client_free(idle[i]);
+        flood(flooders);
+        printf("rss-after-flood: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
+        printf("rss-after-flood-peak: %ld KiB\n", rss_kib(srv.pid, "VmHWM"));
+        for (int i = 0; i < N_FLOOD; i++)
+                close(flooders[i]);
+        for (int i = 0; i < N_HUNG; i++)
+                close(hung[i]);
+        pv2_client_free(c);
+        du_stop(&srv);
+        close(wfd);
+        waitpid(p, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
         static const struct shape shapes[] = {
@@ -333,12 +449,14 @@ int main(int argc, char **argv)
                         only = argv[++i];
                 else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
                         iterations = (unsigned) strtoul(argv[++i], NULL, 10);
+                else if (strcmp(argv[i], "--attack") == 0)
+                        only = "attack";
                 else {
                         bool help = strcmp(argv[i], "--help") == 0;
 
                         fprintf(help ? stdout : stderr,
                                 "usage: bench-perflibd [--quick] [--perflibd PATH] "
-                                "[--pmcd-bench PATH] [--shape NAME] [--iterations N]\n"
+                                "[--pmcd-bench PATH] [--shape NAME] [--iterations N] [--attack]\n"
                                 "shapes: 1-value 1000x1 1000x16 10000x1\n");
                         return help ? 0 : 2;
                 }
@@ -349,6 +467,8 @@ int main(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
         printf("# bench-perflibd: %s run, %d CPUs online, perflibd %s\n",
                quick ? "quick" : "full", ncpu, perflibd);
+        if (only && strcmp(only, "attack") == 0)
+                attack();
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
                 if (!only || strcmp(only, shapes[i].name) == 0)
                         run_shape(&shapes[i], ncpu);

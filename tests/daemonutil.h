@@ -86,4 +86,19 @@ static inline uint64_t du_le64(const uint8_t *p)
         return du_le32(p) | (uint64_t) du_le32(p + 4) << 32;
 }
 
+/*
+ * Raw DCE/RPC connections, for tests and benches that play a hostile
+ * client.  du_raw_connect: a stream socket connected to d's perflibd, sends
+ * bounded by 10 s; the fd or -errno.  du_raw_bind: impacket's bind
+ * (PerflibV2 over NDR, max fragments 4280) and its bind_ack; 0 or -errno.
+ * du_request_header: a request fragment's 24-byte header for opnum 7
+ * (flags, frag_len, alloc_hint; call id 2).  du_closed: reads what is there
+ * and says whether the server closed the connection (1) or not (0), waiting
+ * at most timeout_ms.
+ */
+int du_raw_connect(const struct du_daemon *d);
+int du_raw_bind(int fd);
+void du_request_header(uint8_t h[24], uint8_t flags, uint16_t frag_len, uint32_t hint);
+int du_closed(int fd, int timeout_ms);
+
 #endif

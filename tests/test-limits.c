@@ -39,17 +39,6 @@ static struct du_daemon srv;
 static const GUID prov = { 0x1a2b0001, 0x15, 0x15, { 1, 5, 1, 5, 1, 5, 1, 5 } };
 static const GUID cset = { 0x1a2b0002, 0x15, 0x15, { 1, 5, 1, 5, 1, 5, 1, 5 } };
 
-/* impacket's bind: max frags 4280, one context, PerflibV2 over NDR. */
-static const uint8_t bind_pdu[72] = {
-        5, 0, 11, 3, 0x10, 0, 0, 0, 72, 0, 0, 0, 1, 0, 0, 0,
-        0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0,
-        0, 0, 1, 0,
-        0xc5, 0x86, 0x5a, 0xda, 0xc2, 0x12, 0x43, 0x49,
-        0xab, 0x30, 0x7f, 0x74, 0xa8, 0x13, 0xd8, 0x53, 1, 0, 0, 0,
-        0x04, 0x5d, 0x88, 0x8a, 0xeb, 0x1c, 0xc9, 0x11,
-        0x9f, 0xe8, 0x08, 0x00, 0x2b, 0x10, 0x48, 0x60, 2, 0, 0, 0,
-};
-
 /* ---- the server and raw connections ---- */
 
 static int setup(void **state)
@@ -80,30 +69,10 @@ static void start_server(const char *const *args)
 
 static int raw_connect(void)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct timeval tv = { .tv_sec = 10 };
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int fd = du_raw_connect(&srv);
 
         assert_true(fd >= 0);
-        assert_true(strlen(srv.sock) < sizeof(sa.sun_path));
-        strcpy(sa.sun_path, srv.sock);
-        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        /* No send may hang the test: a server that stops reading fails it. */
-        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
         return fd;
-}
-
-/* Reads what is there; 1 once the server closed the connection, else 0. */
-static int drained_closed(int fd, int timeout_ms)
-{
-        uint8_t buf[4096];
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        ssize_t n;
-
-        if (poll(&p, 1, timeout_ms) <= 0)
-                return 0;
-        n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-        return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
 /* Seconds until the server closes fd, or -1 past bound_s. */
@@ -112,34 +81,14 @@ static double wait_closed(int fd, double bound_s)
         double t0 = tu_now();
 
         while (tu_now() - t0 < bound_s)
-                if (drained_closed(fd, 100))
+                if (du_closed(fd, 100))
                         return tu_now() - t0;
         return -1;
 }
 
 static void raw_bind(int fd)
 {
-        uint8_t ack[256];
-
-        assert_int_equal(send(fd, bind_pdu, sizeof(bind_pdu), MSG_NOSIGNAL),
-                         (ssize_t) sizeof(bind_pdu));
-        assert_true(recv(fd, ack, sizeof(ack), 0) >= 24);
-        assert_int_equal(ack[2], 12);                   /* bind_ack */
-}
-
-/* A request fragment's 24-byte header: flags, frag_len, alloc_hint; opnum 7. */
-static void request_header(uint8_t h[24], uint8_t flags, uint16_t frag_len, uint32_t hint)
-{
-        memset(h, 0, 24);
-        h[0] = 5;
-        h[3] = flags;
-        h[4] = 0x10;
-        h[8] = (uint8_t) frag_len;
-        h[9] = (uint8_t) (frag_len >> 8);
-        h[12] = 2;                                      /* call_id */
-        for (int i = 0; i < 4; i++)
-                h[16 + i] = (uint8_t) (hint >> (8 * i));
-        h[22] = 7;
+        assert_int_equal(du_raw_bind(fd), 0);
 }
 
 /* ---- deadlines ---- */
@@ -183,9 +132,9 @@ static double trickle(int fd)
         uint8_t h[24];
         double t0 = tu_now();
 
-        request_header(h, 3, 4096, 0);
+        du_request_header(h, 3, 4096, 0);
         for (size_t i = 0; tu_now() - t0 < CLOSE_BOUND_S; i++) {
-                if (send(fd, h + i % sizeof(h), 1, MSG_NOSIGNAL) != 1 || drained_closed(fd, 200))
+                if (send(fd, h + i % sizeof(h), 1, MSG_NOSIGNAL) != 1 || du_closed(fd, 200))
                         return tu_now() - t0;
         }
         return -1;
@@ -352,10 +301,10 @@ static long rss_kib(pid_t pid)
  */
 static int stream_one(int fd, unsigned i, uint8_t *pdu)
 {
-        request_header(pdu, i == 0 ? 1 : 0, 24 + FRAG_STUB, 63u << 20);
+        du_request_header(pdu, i == 0 ? 1 : 0, 24 + FRAG_STUB, 63u << 20);
         if (send(fd, pdu, 24 + FRAG_STUB, MSG_NOSIGNAL) != 24 + FRAG_STUB)
                 return -1;
-        return drained_closed(fd, 0) ? -1 : 0;
+        return du_closed(fd, 0) ? -1 : 0;
 }
 
 /* 16 clients stream almost 1 MiB each and hold it: how many were refused. */
@@ -374,7 +323,7 @@ static int stream_all(int fds[N_ATTACKERS])
                         }
         /* The last fragments in: refusals the server sent since. */
         for (int i = 0; i < N_ATTACKERS; i++)
-                if (!refused[i] && drained_closed(fds[i], 200))
+                if (!refused[i] && du_closed(fds[i], 200))
                         n_refused++;
         free(pdu);
         return n_refused;
