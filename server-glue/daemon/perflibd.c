@@ -674,6 +674,8 @@ static int run(struct daemon *d)
         if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
                 return r;
         ns_set_threaded(d->ns);
+        if ((r = ns_start_discovery(d->ns)) < 0)
+                return r;
         if ((r = pv2_budget_new(d->limits.request_budget, &d->budget)) < 0)
                 return r;
         ns_set_map_limits(d->ns, d->max_segment, d->max_mapped);

@@ -28,6 +28,7 @@ struct ns_pending;
 struct ns_entry;
 struct ns_refused;
 struct ns_claim;
+struct ns_fresh;
 
 struct ns {
         char *runtime_dir;
@@ -46,6 +47,7 @@ struct ns {
 
         /* What is mapped, against its caps (ns-map.c). */
         uint64_t max_segment, max_mapped, mapped;
+        uint64_t reserved;              /* room held by opens in progress off the lock */
         struct ns_refused *refused;     /* providers refused for their size, logged once */
         size_t n_refused;
         size_t n_unopened;              /* kept out of the last scan by a shortage */
@@ -73,6 +75,23 @@ struct ns {
         pthread_mutex_t lock;
         pthread_cond_t idle;            /* waiters went back to 0 */
         unsigned waiters;
+
+        /*
+         * Discovery off the request path (ns-disc.c, ns_start_discovery):
+         * one thread scans and opens new providers, another retries the
+         * pending ones, each under lock except while it reads the directory
+         * or waits on a provider.  A refresh that wants a scan bumps
+         * disc_want; disc_done is the last disc_want whose scan and new
+         * providers the scanning thread has been through.
+         */
+        bool disc_running, disc_stop;
+        pthread_t disc_thread, retry_thread;
+        pthread_cond_t disc_kick;       /* to the scanner: a scan is wanted, or stop */
+        pthread_cond_t disc_pass;       /* from it: disc_done moved */
+        pthread_cond_t retry_kick;      /* to the retrier: the pending list grew, or stop */
+        uint64_t disc_want, disc_scanned, disc_done;
+        struct ns_fresh *fresh;         /* found by the last scan and not tried yet, oldest first */
+        size_t n_fresh;
 };
 
 #endif /* PERFLIBD_NS_INTERNAL_H */

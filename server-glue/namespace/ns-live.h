@@ -91,6 +91,17 @@ void ns_lock(struct ns *ns);
 void ns_unlock(struct ns *ns);
 void ns_wait_idle(struct ns *ns);
 
+/*
+ * For a threaded server (after ns_set_threaded, before other threads use
+ * ns, lock not held): a thread of the namespace scans the runtime
+ * directory and opens new providers from then on, and ns_refresh only
+ * asks it to and waits for it at most 50 ms, so a provider that is slow
+ * to answer delays no request longer; it comes in with a later refresh.
+ * Without it ns_refresh scans and opens itself.  0 or -errno;
+ * ns_free stops it.
+ */
+int ns_start_discovery(struct ns *ns);
+
 /* Live providers (segments) and countersets, for sd_notify's status line. */
 size_t ns_providers(const struct ns *ns);
 
