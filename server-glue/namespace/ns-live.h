@@ -72,7 +72,8 @@ void ns_runtime_changed(struct ns *ns);
  * announced since the last scan and (one per call, with backoff) those
  * that could not be added before, and rebuilds the counterset list when
  * anything changed (invalidating every pointer ns_at/ns_find returned).
- * Cheap when nothing changed: one poll(2) per live provider.
+ * Cheap when nothing changed: one poll(2) per live provider.  With
+ * discovery started (ns_start_discovery) it adds what that found instead.
  */
 int ns_refresh(struct ns *ns);
 

@@ -4,8 +4,9 @@
  * tying its parts together: the provider list (ns-prov.c), the counterset
  * list built from it and from the installed descriptions (ns-catalog.c),
  * the providers' name caches (ns-names.c) and the snapshots that read
- * them (ns-snapshot.c).  ns_refresh is where both lists change, and it
- * frees nothing a request waiting on a provider holds (see waiters).
+ * them (ns-snapshot.c).  ns_refresh is where both lists change (but for
+ * the providers the discovery threads add, ns-disc.c), and it frees
+ * nothing a request waiting on a provider holds (see waiters).
  */
 #include <errno.h>
 #include <pthread.h>
