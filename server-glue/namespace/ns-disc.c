@@ -155,15 +155,19 @@ static void disc_step(struct ns *ns)
                 disc_sleep(ns, &ns->disc_kick, ns_map_retry_at(ns));
 }
 
-static void *disc_main(void *userdata)
+/* A thread's life: its steps, under the lock (each lets go of it to wait), until told to stop. */
+static void *run_steps(struct ns *ns, void (*step)(struct ns *ns))
 {
-        struct ns *ns = userdata;
-
         pthread_mutex_lock(&ns->lock);
         while (!ns->disc_stop)
-                disc_step(ns);
+                step(ns);
         pthread_mutex_unlock(&ns->lock);
         return NULL;
+}
+
+static void *disc_main(void *userdata)
+{
+        return run_steps(userdata, disc_step);
 }
 
 /* The retrier's next step: the pending provider due first, or sleep until one is due. */
@@ -186,13 +190,7 @@ static void retry_step(struct ns *ns)
 
 static void *retry_main(void *userdata)
 {
-        struct ns *ns = userdata;
-
-        pthread_mutex_lock(&ns->lock);
-        while (!ns->disc_stop)
-                retry_step(ns);
-        pthread_mutex_unlock(&ns->lock);
-        return NULL;
+        return run_steps(userdata, retry_step);
 }
 
 static void conds_init(struct ns *ns)
