@@ -103,7 +103,9 @@ static void disc_scan(struct ns *ns)
         pthread_mutex_unlock(&ns->lock);
         /* A missing directory is no provider yet; out of memory, the next scan finds the rest. */
         (void) pl_scan(ns->runtime_dir, fresh_add, &l, NULL);
-        qsort(l.v, l.n, sizeof(*l.v), by_mtime);
+        /* qsort's array must not be NULL, even empty. */
+        if (l.n > 1)
+                qsort(l.v, l.n, sizeof(*l.v), by_mtime);
         pthread_mutex_lock(&ns->lock);
         fresh_keep(ns, &l);
 }
