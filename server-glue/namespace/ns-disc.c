@@ -265,13 +265,24 @@ void ns_disc_kick(struct ns *ns)
         pthread_cond_signal(&ns->disc_kick);
 }
 
+/*
+ * The requests that come while the scanner is still busy with the scan an
+ * earlier one gave up waiting for (a socket that does not answer) share
+ * that one's deadline: they are not held up 50 ms each.  Once that scan is
+ * done, the next request waits afresh.
+ */
 void ns_disc_wait(struct ns *ns)
 {
-        struct timespec deadline = mono_at(ns_mono_ns() + NS_DISC_WAIT_NS);
+        struct timespec deadline;
         uint64_t want;
 
         ns_disc_kick(ns);
         want = ns->disc_want;
+        if (ns->disc_done >= ns->disc_deadline_for) {
+                ns->disc_deadline = ns_mono_ns() + NS_DISC_WAIT_NS;
+                ns->disc_deadline_for = want;
+        }
+        deadline = mono_at(ns->disc_deadline);
         while (ns->disc_done < want && !ns->disc_stop)
                 if (pthread_cond_timedwait(&ns->disc_pass, &ns->lock, &deadline) == ETIMEDOUT)
                         break;

@@ -26,10 +26,11 @@ bool ns_disc_running(const struct ns *ns);
 void ns_disc_kick(struct ns *ns);
 
 /*
- * Asks for a scan and waits, at most NS_DISC_WAIT_NS with the lock let go
- * of, until the thread has scanned and tried every new provider it found:
- * "announced before the request" is then "served by the request" unless
- * a provider is slow to answer.
+ * Asks for a scan and waits, with the lock let go of, until the thread has
+ * scanned and tried every new provider it found: "announced before the
+ * request" is then "served by the request" unless a provider is slow to
+ * answer.  At most NS_DISC_WAIT_NS; while the scan a request gave up
+ * waiting for is not done, the requests after it wait no longer than it.
  */
 void ns_disc_wait(struct ns *ns);
 

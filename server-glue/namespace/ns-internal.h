@@ -90,6 +90,8 @@ struct ns {
         pthread_cond_t disc_pass;       /* from it: disc_done moved */
         pthread_cond_t retry_kick;      /* to the retrier: the pending list grew, or stop */
         uint64_t disc_want, disc_scanned, disc_done;
+        uint64_t disc_deadline;         /* CLOCK_MONOTONIC ns: waits for the scan ... */
+        uint64_t disc_deadline_for;     /* ... that disc_want was then end at the latest */
         struct ns_fresh *fresh;         /* found by the last scan and not tried yet, oldest first */
         size_t n_fresh;
 };
