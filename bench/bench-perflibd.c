@@ -174,23 +174,6 @@ static void pin(pid_t pid, int cpu)
         closedir(d);
 }
 
-static long rss_kib(pid_t pid, const char *field)
-{
-        char path[64], line[256];
-        long v = -1;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        f = fopen(path, "r");
-        if (!f)
-                return -1;
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, field, strlen(field)) == 0)
-                        v = strtol(line + strlen(field) + 1, NULL, 10);
-        fclose(f);
-        return v;
-}
-
 /* Opens a query holding one identifier; *ret is the handle. */
 static void open_query(struct pv2_client *c, const struct shape *s, struct pv2_handle *ret)
 {
@@ -321,7 +304,7 @@ static void memory(void)
         int wfd;
 
         c = start_server();
-        printf("rss-idle: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
+        printf("rss-idle: %ld KiB\n", du_status_kib(srv.pid, "VmRSS"));
         pv2_client_free(c);
         du_stop(&srv);
 
@@ -329,8 +312,8 @@ static void memory(void)
         c = start_server();
         open_query(c, &big, &h);
         time_queries(c, &h, &big, "any-cpu");
-        printf("rss-100000-instances: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
-        printf("rss-100000-instances-peak: %ld KiB\n", rss_kib(srv.pid, "VmHWM"));
+        printf("rss-100000-instances: %ld KiB\n", du_status_kib(srv.pid, "VmRSS"));
+        printf("rss-100000-instances-peak: %ld KiB\n", du_status_kib(srv.pid, "VmHWM"));
         pv2_client_free(c);
         du_stop(&srv);
         close(wfd);
@@ -359,11 +342,10 @@ static void hang_sockets(int *fds, int n)
         }
 }
 
-/* 16 clients announce 63 MiB requests and stream 15 fragments of 65,000 bytes each. */
+/* 16 clients announce 63 MiB requests and stream DU_FLOOD_FRAGS fragments each. */
 static void flood(int *fds)
 {
-        enum { STUB = 65000, FRAGS = 15 };
-        uint8_t *pdu = calloc(1, 24 + STUB);
+        uint8_t *pdu = calloc(1, 24 + DU_FLOOD_STUB);
         bool gone[N_FLOOD] = { false };
         int refused = 0;
 
@@ -372,15 +354,12 @@ static void flood(int *fds)
         for (int i = 0; i < N_FLOOD; i++)
                 if ((fds[i] = du_raw_connect(&srv)) < 0 || du_raw_bind(fds[i]) < 0)
                         die("a flooding client could not bind");
-        for (int f = 0; f < FRAGS; f++)
-                for (int i = 0; i < N_FLOOD; i++) {
-                        du_request_header(pdu, f == 0 ? 1 : 0, 24 + STUB, 63u << 20);
-                        if (gone[i] || (send(fds[i], pdu, 24 + STUB, MSG_NOSIGNAL) == 24 + STUB &&
-                                        !du_closed(fds[i], 0)))
-                                continue;
-                        gone[i] = true;
-                        refused++;
-                }
+        for (unsigned f = 0; f < DU_FLOOD_FRAGS; f++)
+                for (int i = 0; i < N_FLOOD; i++)
+                        if (!gone[i] && du_flood_fragment(fds[i], f, pdu) < 0) {
+                                gone[i] = true;
+                                refused++;
+                        }
         printf("# flood: %d of %d clients refused\n", refused, N_FLOOD);
         free(pdu);
 }
@@ -410,12 +389,12 @@ static void attack(void)
         churn = true;
         time_queries(c, &h, &s, "under-attack");
         churn = false;
-        printf("rss-1000-idle-50-hung: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
+        printf("rss-1000-idle-50-hung: %ld KiB\n", du_status_kib(srv.pid, "VmRSS"));
         for (int i = 0; i < N_IDLE; i++)
                 pv2_client_free(idle[i]);
         flood(flooders);
-        printf("rss-after-flood: %ld KiB\n", rss_kib(srv.pid, "VmRSS"));
-        printf("rss-after-flood-peak: %ld KiB\n", rss_kib(srv.pid, "VmHWM"));
+        printf("rss-after-flood: %ld KiB\n", du_status_kib(srv.pid, "VmRSS"));
+        printf("rss-after-flood-peak: %ld KiB\n", du_status_kib(srv.pid, "VmHWM"));
         for (int i = 0; i < N_FLOOD; i++)
                 close(flooders[i]);
         for (int i = 0; i < N_HUNG; i++)

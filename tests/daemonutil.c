@@ -275,3 +275,45 @@ int du_closed(int fd, int timeout_ms)
         n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
         return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
+
+long du_status_kib(pid_t pid, const char *field)
+{
+        char path[64], line[256];
+        size_t len = strlen(field);
+        long kib = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, field, len) == 0 && line[len] == ':') {
+                        kib = strtol(line + len + 1, NULL, 10);
+                        break;
+                }
+        fclose(f);
+        return kib;
+}
+
+int du_count_lines(const char *path, const char *needle)
+{
+        FILE *f = fopen(path, "re");
+        char line[1024];
+        int n = 0;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                n += strstr(line, needle) != NULL;
+        fclose(f);
+        return n;
+}
+
+int du_flood_fragment(int fd, unsigned i, uint8_t *pdu)
+{
+        du_request_header(pdu, i == 0 ? 1 : 0, 24 + DU_FLOOD_STUB, 63u << 20);
+        if (send(fd, pdu, 24 + DU_FLOOD_STUB, MSG_NOSIGNAL) != 24 + DU_FLOOD_STUB)
+                return -1;
+        return du_closed(fd, 0) ? -1 : 0;
+}

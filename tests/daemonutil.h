@@ -101,4 +101,20 @@ int du_raw_bind(int fd);
 void du_request_header(uint8_t h[24], uint8_t flags, uint16_t frag_len, uint32_t hint);
 int du_closed(int fd, int timeout_ms);
 
+/* A field of /proc/PID/status in kB ("VmRSS", "VmSize", "VmHWM"), or -1. */
+long du_status_kib(pid_t pid, const char *field);
+/* Lines of the file at path that contain needle (every line for ""); 0 without the file. */
+int du_count_lines(const char *path, const char *needle);
+
+/*
+ * A hostile client's flood: fragment i (the first one flagged first) of a
+ * request announced as 63 MiB, the alloc_hint that once grew perflibd by
+ * 1 GB, with DU_FLOOD_STUB bytes of stub, sent on fd from pdu (room for
+ * 24 + DU_FLOOD_STUB bytes).  0, or -1 once the server refused it.
+ * DU_FLOOD_FRAGS fragments stay under a 1 MiB request cap.
+ */
+#define DU_FLOOD_STUB   65000u
+#define DU_FLOOD_FRAGS  15u             /* 975,000 bytes */
+int du_flood_fragment(int fd, unsigned i, uint8_t *pdu);
+
 #endif

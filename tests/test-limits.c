@@ -258,23 +258,6 @@ static void test_per_user(void **state)
 
 /* ---- request memory ---- */
 
-static long rss_kib(pid_t pid)
-{
-        char path[64], line[256];
-        long kib = -1;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        f = fopen(path, "re");
-        assert_non_null(f);
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-                        break;
-        fclose(f);
-        assert_true(kib > 0);
-        return kib;
-}
-
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
 #define __SANITIZE_ADDRESS__ 1
@@ -292,32 +275,18 @@ static long rss_kib(pid_t pid)
 #define RSS_BOUND_KIB   (12 * 1024)
 #endif
 
-#define FRAG_STUB       65000u
-#define STREAM_FRAGS    15u             /* 975,000 bytes: under the 1 MiB cap */
-
-/*
- * Sends fragment i of a request that never ends, announced as 63 MiB (the
- * alloc_hint of the attack that grew perflibd by 1 GB); 0, or -1 once refused.
- */
-static int stream_one(int fd, unsigned i, uint8_t *pdu)
-{
-        du_request_header(pdu, i == 0 ? 1 : 0, 24 + FRAG_STUB, 63u << 20);
-        if (send(fd, pdu, 24 + FRAG_STUB, MSG_NOSIGNAL) != 24 + FRAG_STUB)
-                return -1;
-        return du_closed(fd, 0) ? -1 : 0;
-}
 
 /* 16 clients stream almost 1 MiB each and hold it: how many were refused. */
 static int stream_all(int fds[N_ATTACKERS])
 {
-        uint8_t *pdu = calloc(1, 24 + FRAG_STUB);
+        uint8_t *pdu = calloc(1, 24 + DU_FLOOD_STUB);
         bool refused[N_ATTACKERS] = { false };
         int n_refused = 0;
 
         assert_non_null(pdu);
-        for (unsigned f = 0; f < STREAM_FRAGS; f++)
+        for (unsigned f = 0; f < DU_FLOOD_FRAGS; f++)
                 for (int i = 0; i < N_ATTACKERS; i++)
-                        if (!refused[i] && stream_one(fds[i], f, pdu) < 0) {
+                        if (!refused[i] && du_flood_fragment(fds[i], f, pdu) < 0) {
                                 refused[i] = true;
                                 n_refused++;
                         }
@@ -352,13 +321,15 @@ static void test_request_memory(void **state)
                 raw_bind(fds[i]);
                 close(fds[i]);
         }
-        before = rss_kib(srv.pid);
+        before = du_status_kib(srv.pid, "VmRSS");
+        assert_true(before > 0);
         for (int i = 0; i < N_ATTACKERS; i++) {
                 fds[i] = raw_connect();
                 raw_bind(fds[i]);
         }
         refused = stream_all(fds);
-        after = rss_kib(srv.pid);
+        after = du_status_kib(srv.pid, "VmRSS");
+        assert_true(after > 0);
         printf("# 16 clients streaming 975,000-byte requests: %d refused, "
                "RSS %ld -> %ld KiB\n", refused, before, after);
         /* 4 MiB of budget holds four such requests: the others are refused. */

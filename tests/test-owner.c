@@ -180,16 +180,7 @@ static int teardown(void **state)
 /* How many lines of perflibd's log hold what. */
 static int log_lines(const char *what)
 {
-        char line[1024];
-        FILE *f = fopen(log_path, "r");
-        int n = 0;
-
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                n += strstr(line, what) != NULL;
-        fclose(f);
-        return n;
+        return du_count_lines(log_path, what);
 }
 
 /* Whether s appears in data as UTF-16LE. */

@@ -94,16 +94,7 @@ static struct pv2_client *connect_client(void)
 /* Lines of perflibd's log containing needle (every line for ""). */
 static int log_lines(const char *needle)
 {
-        FILE *f = fopen(log_path, "r");
-        char line[1024];
-        int n = 0;
-
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                n += strstr(line, needle) != NULL;
-        fclose(f);
-        return n;
+        return du_count_lines(log_path, needle);
 }
 
 /* perflibd's CPU time (user + system), in seconds. */
@@ -132,19 +123,10 @@ static double cpu_seconds(pid_t pid)
 /* perflibd's address space (VmSize), in bytes. */
 static uint64_t vm_size(pid_t pid)
 {
-        char path[64], line[256];
-        unsigned long long kb = 0;
-        FILE *f;
+        long kib = du_status_kib(pid, "VmSize");
 
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        f = fopen(path, "r");
-        assert_non_null(f);
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
-                        break;
-        fclose(f);
-        assert_true(kb > 0);
-        return (uint64_t) kb * 1024u;
+        assert_true(kib > 0);
+        return (uint64_t) kib * 1024u;
 }
 
 /* Waits up to timeout_ms for needle to appear in the log. */
