@@ -406,6 +406,21 @@ static void test_processor(void **state)
                 if (&a.inst[i] != ta)
                         sum += a.inst[i].v[id[INTS]];
         assert_true(ta->v[id[INTS]] == (uint32_t) sum);
+        /*
+         * Every time of _Total is the CPUs' average from the same reading, to
+         * the rounding of one division (the kernel's own "cpu" line is a tick
+         * off now and then, 100000 here).
+         */
+        for (unsigned c = PROC; c <= IDLE; c++) {
+                uint64_t times = 0;
+
+                for (size_t i = 0; i < a.n; i++)
+                        if (&a.inst[i] != ta)
+                                times += a.inst[i].v[id[c]];
+                if (times - ta->v[id[c]] * (uint64_t) ncpu >= (uint64_t) ncpu)
+                        fail_msg("_Total's %s is %" PRIu64 ", the CPUs' sum %" PRIu64 " over %ld",
+                                 processor_counters[c], ta->v[id[c]], times, ncpu);
+        }
         /* Idle is both % Processor Time's inverse and % Idle Time; interrupts are privileged. */
         assert_true(ta->v[id[PROC]] == ta->v[id[IDLE]]);
         assert_true(ta->v[id[PRIV]] >= ta->v[id[INTR]] + ta->v[id[DPC]]);

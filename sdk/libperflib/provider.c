@@ -201,7 +201,7 @@ ULONG PerfStartProviderEx(LPGUID ProviderGuid, PPERF_PROVIDER_CONTEXT ProviderCo
         memset(p, 0, sizeof(*p));
         p->magic = PL_PROVIDER_MAGIC;
         p->guid = *ProviderGuid;
-        p->memfd = p->ro_fd = p->listen_fd = p->wake_fd = -1;
+        p->memfd = p->ro_fd = p->listen_fd = p->wake_fd = p->leftover_slot = -1;
         if (ProviderContext) {
                 p->callback = ProviderContext->ControlCallback;
                 p->mem_alloc = ma;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "leftover.h"
 #include "service.h"
 #include "state.h"
 #include "svc.h"
@@ -248,6 +249,7 @@ int pl_service_start(struct pl_provider *p, const char *dir)
         r = bind_socket(p->listen_fd, p->sock_path);
         if (r < 0)
                 return r;
+        p->leftover_slot = pl_leftover_remember(p->sock_path);
         /* Signals are the application's business: keep them off our thread. */
         sigset_t all, old;
         sigfillset(&all);
@@ -255,6 +257,8 @@ int pl_service_start(struct pl_provider *p, const char *dir)
         r = -pthread_create(&p->thread, NULL, service_main, p);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r < 0) {
+                pl_leftover_forget(p->leftover_slot);
+                p->leftover_slot = -1;
                 unlink(p->sock_path);
                 return r;
         }
@@ -266,6 +270,8 @@ int pl_service_start(struct pl_provider *p, const char *dir)
 void pl_service_stop(struct pl_provider *p)
 {
         if (p->thread_started) {
+                pl_leftover_forget(p->leftover_slot);
+                p->leftover_slot = -1;
                 unlink(p->sock_path);
                 (void) eventfd_write(p->wake_fd, 1);
                 pthread_join(p->thread, NULL);
@@ -276,6 +282,9 @@ void pl_service_stop(struct pl_provider *p)
 
 void pl_service_forget(struct pl_provider *p)
 {
+        /* In a forked child the socket is the parent's: never ours to remove. */
+        pl_leftover_forget(p->leftover_slot);
+        p->leftover_slot = -1;
         for (uint32_t i = 0; i < p->n_clients; i++)
                 close(p->clients[i]);
         p->n_clients = 0;

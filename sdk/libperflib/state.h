@@ -57,6 +57,7 @@ struct pl_provider {
 
         /* collect service; clients[] changes under lock */
         char *sock_path;
+        int leftover_slot;              /* pl_leftover_remember's, or -1 */
         int listen_fd;
         int wake_fd;
         int clients[PL_SVC_MAX_CLIENTS];
