@@ -935,26 +935,40 @@ static void call_in_pieces(void **state)
         free(stub);
 }
 
+/*
+ * A bind and two calls in all, and the replies to them fed whole (malloc'ed,
+ * owned by the caller, *ret_len long).
+ */
+static uint8_t *two_calls_whole(struct stub *all, size_t *ret_len)
+{
+        struct stub t = { 0 };
+        struct sess s;
+        uint8_t *whole;
+
+        put(all, bind_pdu, sizeof(bind_pdu));
+        put_machine(&t);
+        put32(&t, 4);
+        make_request(all, 2, 0, 0, 3, t.b, t.n, 0);
+        make_request(all, 3, 0, 0, 3, t.b, t.n, 0);
+        stub_done(&t);
+        sess_new(&s);
+        assert_int_equal(feed(&s, all->b, all->n), 0);
+        whole = s.out;
+        *ret_len = s.out_len;
+        s.out = NULL;
+        sess_free(&s);
+        return whole;
+}
+
 /* The same session fed in one piece or one byte at a time answers the same. */
 static void byte_at_a_time(void **state)
 {
-        struct stub all = { 0 }, t = { 0 }, joined = { 0 };
+        struct stub all = { 0 }, joined = { 0 };
         struct sess s;
+        size_t whole_len;
+        uint8_t *whole = two_calls_whole(&all, &whole_len);
 
         (void)state;
-        put(&all, bind_pdu, sizeof(bind_pdu));
-        put_machine(&t);
-        put32(&t, 4);
-        make_request(&all, 2, 0, 0, 3, t.b, t.n, 0);
-        make_request(&all, 3, 0, 0, 3, t.b, t.n, 0);
-
-        sess_new(&s);
-        assert_int_equal(feed(&s, all.b, all.n), 0);
-        uint8_t *whole = s.out;
-        size_t whole_len = s.out_len;
-        s.out = NULL;
-        sess_free(&s);
-
         sess_new(&s);
         for (size_t i = 0; i < all.n; i++) {
                 assert_int_equal(feed(&s, all.b + i, 1), 0);
@@ -966,7 +980,6 @@ static void byte_at_a_time(void **state)
         free(whole);
         sess_free(&s);
         stub_done(&all);
-        stub_done(&t);
         stub_done(&joined);
 }
 
@@ -1150,6 +1163,105 @@ static void request_budget(void **state)
         pv2_budget_free(b);
 }
 
+/* Fed in two pieces cut anywhere, a session answers as fed whole. */
+static void every_cut(void **state)
+{
+        struct stub all = { 0 }, joined = { 0 };
+        struct sess s;
+        size_t whole_len;
+        uint8_t *whole = two_calls_whole(&all, &whole_len);
+
+        (void)state;
+        for (size_t cut = 0; cut <= all.n; cut++) {
+                joined.n = 0;
+                sess_new(&s);
+                assert_int_equal(feed(&s, all.b, cut), 0);
+                put(&joined, s.out, s.out_len);
+                assert_int_equal(feed(&s, all.b + cut, all.n - cut), 0);
+                put(&joined, s.out, s.out_len);
+                sess_free(&s);
+                assert_int_equal(joined.n, whole_len);
+                assert_memory_equal(joined.b, whole, whole_len);
+        }
+        free(whole);
+        stub_done(&all);
+        stub_done(&joined);
+}
+
+/*
+ * The partial PDU kept between feeds is paid for with the request buffer:
+ * a connection holding a large request cannot park 64 KiB more for free.
+ */
+static void tail_is_charged(void **state)
+{
+        static uint8_t zeros[40000];
+        struct pv2_budget *b;
+        struct stub pdu = { 0 };
+        struct sess s;
+
+        (void)state;
+        assert_int_equal(pv2_budget_new(192 * 1024 + 65535, &b), 0);
+        sess_bound(&s);
+        assert_int_equal(pv2_server_conn_set_budget(s.c, b), 0);
+        /* A bare partial PDU fits in the free share. */
+        make_request(&pdu, 2, 0, 7, 1, zeros, sizeof(zeros), 0);
+        assert_int_equal(feed(&s, pdu.b, 30000), 0);
+        assert_int_equal(pv2_budget_used(b), 0);
+        assert_int_equal(feed(&s, pdu.b + 30000, pdu.n - 30000), 0);
+        /* 150,000 bytes of request: a 256 KiB buffer, 192 KiB of it paid... */
+        assert_int_equal(stream(&s, false, 5), 0);
+        size_t held = pv2_budget_used(b);
+        assert_int_equal(held, 192 * 1024);
+        /* ...and the next fragment's first half on top: all of the tail's 65,535 paid. */
+        pdu.n = 0;
+        make_request(&pdu, 2, 0, 7, 0, zeros, sizeof(zeros), 0);
+        assert_int_equal(feed(&s, pdu.b, 20000), 0);
+        assert_int_equal(pv2_budget_used(b), held + 65535);
+        sess_free(&s);
+        assert_int_equal(pv2_budget_used(b), 0);
+
+        /* One byte short of that: the tail is refused, the connection closed. */
+        pv2_budget_free(b);
+        assert_int_equal(pv2_budget_new(192 * 1024 + 65534, &b), 0);
+        sess_bound(&s);
+        assert_int_equal(pv2_server_conn_set_budget(s.c, b), 0);
+        assert_int_equal(stream(&s, true, 6), 0);
+        assert_int_equal(feed(&s, pdu.b, 20000), -ENOMEM);
+        sess_free(&s);
+        assert_int_equal(pv2_budget_used(b), 0);
+        pv2_budget_free(b);
+        stub_done(&pdu);
+}
+
+/* Trimmed between calls, a connection gives back its buffers and goes on. */
+static void trim_between_calls(void **state)
+{
+        uint8_t h[20];
+        struct pv2_budget *b;
+        struct sess s;
+
+        (void)state;
+        assert_int_equal(pv2_budget_new(1 << 20, &b), 0);
+        sess_bound(&s);
+        assert_int_equal(pv2_server_conn_set_budget(s.c, b), 0);
+        assert_int_equal(stream(&s, true, 5), 0);
+        assert_int_equal(pv2_budget_used(b), 192 * 1024);
+        /* Mid-call the request is kept... */
+        pv2_server_conn_trim(s.c);
+        assert_int_equal(pv2_budget_used(b), 192 * 1024);
+        sess_free(&s);
+        /* ...between calls everything goes back, and calls still work. */
+        sess_bound(&s);
+        assert_int_equal(pv2_server_conn_set_budget(s.c, b), 0);
+        open_query(&s, 2, h);
+        pv2_server_conn_trim(s.c);
+        pv2_server_conn_trim(NULL);
+        open_query(&s, 3, h);
+        sess_free(&s);
+        assert_int_equal(pv2_budget_used(b), 0);
+        pv2_budget_free(b);
+}
+
 /* A full handle table answers ERROR_OUTOFMEMORY without calling open_query. */
 static void query_cap(void **state)
 {
@@ -1222,6 +1334,9 @@ int main(void)
                 cmocka_unit_test_setup(request_cap_lowered, setup),
                 cmocka_unit_test_setup(thousand_handles_released, setup),
                 cmocka_unit_test_setup(request_budget, setup),
+                cmocka_unit_test_setup(tail_is_charged, setup),
+                cmocka_unit_test_setup(trim_between_calls, setup),
+                cmocka_unit_test_setup(every_cut, setup),
                 cmocka_unit_test_setup(query_cap, setup),
                 cmocka_unit_test_setup(bound_and_calls, setup),
         };

@@ -151,6 +151,13 @@ int pv2_server_conn_feed_iov(struct pv2_server_conn *c, const void *data, size_t
                              struct iovec **ret_iov, size_t *ret_n);
 
 /* Number of query handles this connection holds open. */
+/*
+ * Gives back what the connection keeps from one feed to the next (the reply
+ * buffer, the lpData lent to the last reply, an empty tail buffer, the
+ * request buffer between calls), for a client gone quiet.  The iovecs of the
+ * last pv2_server_conn_feed_iov must have been sent.
+ */
+void pv2_server_conn_trim(struct pv2_server_conn *c);
 size_t pv2_server_conn_queries(const struct pv2_server_conn *c);
 
 /*
@@ -197,7 +204,8 @@ int pv2_server_conn_set_max_queries(struct pv2_server_conn *c, size_t n);
 /*
  * A budget of memory for requests being reassembled, shared by every
  * connection it is given to (any thread).  Each connection may hold its
- * first PV2_BUDGET_FREE_BYTES of request without asking, so that ordinary
+ * first PV2_BUDGET_FREE_BYTES of request (the request being reassembled and
+ * the partial PDU after it, together) without asking, so that ordinary
  * calls never fail for it; growing its buffer past that takes from the
  * budget, and a request that would overdraw it is answered with the fault
  * nca_s_fault_remote_no_memory and the connection closed, rather than

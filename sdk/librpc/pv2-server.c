@@ -60,7 +60,7 @@ struct pv2_server_conn {
         size_t req_cap;
         size_t max_request;             /* reassembled stub bytes allowed */
         struct pv2_budget *budget;      /* borrowed; NULL: none */
-        size_t charged;                 /* of req_cap, taken from budget */
+        size_t charged;                 /* of req_cap + in_cap, taken from budget */
         uint64_t calls;                 /* requests answered */
 
         /*
@@ -174,19 +174,21 @@ int pv2_server_conn_set_budget(struct pv2_server_conn *c, struct pv2_budget *b)
 {
         if (!c)
                 return -EINVAL;
-        if (c->req_cap > 0)
+        if (c->req_cap > 0 || c->in_cap > 0)
                 return -EBUSY;
         c->budget = b;
         return 0;
 }
 
 /*
- * Pays for a request buffer of cap bytes: takes from the budget what it
- * needs beyond the free share, or gives back what it no longer does.
- * 0, or -ENOMEM when the budget cannot pay (nothing changed).
+ * Pays for a request buffer of req_cap bytes and an unparsed tail of in_cap:
+ * takes from the budget what they need beyond the free share, or gives back
+ * what they no longer do.  0, or -ENOMEM when the budget cannot pay (nothing
+ * changed).
  */
-static int req_charge(struct pv2_server_conn *c, size_t cap)
+static int conn_charge(struct pv2_server_conn *c, size_t req_cap, size_t in_cap)
 {
+        size_t cap = req_cap + in_cap;
         size_t want = cap > PV2_BUDGET_FREE_BYTES ? cap - PV2_BUDGET_FREE_BYTES : 0;
 
         if (!c->budget)
@@ -205,13 +207,13 @@ static int req_resize(struct pv2_server_conn *c, size_t cap)
         uint8_t *d;
         size_t old = c->req_cap;
 
-        if (req_charge(c, cap) < 0)
+        if (conn_charge(c, cap, c->in_cap) < 0)
                 return -ENOMEM;
         if (cap == 0) {
                 free(c->req);
                 d = NULL;
         } else if (!(d = realloc(c->req, cap))) {
-                (void) req_charge(c, old);      /* gives back: cannot fail */
+                (void) conn_charge(c, old, c->in_cap);  /* gives back: cannot fail */
                 return -ENOMEM;
         }
         c->req = d;
@@ -254,8 +256,31 @@ void pv2_server_conn_free(struct pv2_server_conn *c)
         dcerpc_slices_done(&c->sl);
         free(c->iov);
         free(c->in);
-        (void) req_resize(c, 0);
+        c->in = NULL;
+        c->in_cap = 0;
+        (void) req_resize(c, 0);        /* gives back all that was charged */
         free(c);
+}
+
+void pv2_server_conn_trim(struct pv2_server_conn *c)
+{
+        if (!c)
+                return;
+        held_release(c);
+        free(c->out);
+        c->out = NULL;
+        c->out_len = 0;
+        dcerpc_slices_done(&c->sl);
+        free(c->iov);
+        c->iov = NULL;
+        c->iov_cap = 0;
+        if (c->in_len == 0) {
+                free(c->in);
+                c->in = NULL;
+                c->in_cap = 0;
+        }
+        /* Gives back what the tail was charged, and the request buffer between calls. */
+        (void) req_resize(c, c->in_call ? c->req_cap : 0);
 }
 
 size_t pv2_server_conn_queries(const struct pv2_server_conn *c)
@@ -612,16 +637,25 @@ static int handle_pdu(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
         }
 }
 
-/* Keeps the unparsed tail: at most one partial fragment, so at most 64 KiB. */
+/*
+ * Keeps an unparsed tail: never more than one partial PDU, so at most 64 KiB
+ * (frag_len is 16 bits), paid for with the request buffer.
+ */
 static int in_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
 {
-        if (n > SIZE_MAX / 2 - c->in_len)
-                return -ENOMEM;
+        if (n > UINT16_MAX - c->in_len)
+                return -EPROTO;
         if (c->in_len + n > c->in_cap) {
-                size_t cap = c->in_len + n;
-                uint8_t *d = realloc(c->in, cap);
-                if (!d)
+                size_t cap = c->in_len + n < 4096 ? 4096 : UINT16_MAX;
+                uint8_t *d;
+
+                if (conn_charge(c, c->req_cap, cap) < 0)
                         return -ENOMEM;
+                d = realloc(c->in, cap);
+                if (!d) {
+                        (void) conn_charge(c, c->req_cap, c->in_cap);
+                        return -ENOMEM;
+                }
                 c->in = d;
                 c->in_cap = cap;
         }
@@ -649,38 +683,99 @@ static int bad_header(struct pv2_server_conn *c, const uint8_t *b, int err,
         return fault_and_close(c, call_id, PV2_NCA_S_PROTO_ERROR, rp);
 }
 
-static int feed(struct pv2_server_conn *c, const void *data, size_t size, struct pv2_reply *rp)
+/* Handles the whole PDUs at the start of b; *ret_used: the bytes they took. */
+static int pdus(struct pv2_server_conn *c, const uint8_t *b, size_t len, size_t *ret_used,
+                struct pv2_reply *rp)
 {
         size_t off = 0;
-        int r;
+        int r = 0;
 
-        r = in_append(c, data, size);
-        if (r < 0)
-                return r;
-        while (c->in_len - off >= DCERPC_HDR_SIZE) {
-                const uint8_t *b = c->in + off;
+        while (len - off >= DCERPC_HDR_SIZE) {
                 struct dcerpc_hdr h;
 
-                r = dcerpc_parse_hdr(b, &h);
-                if (r < 0) {
-                        r = bad_header(c, b, r, rp);
+                r = dcerpc_parse_hdr(b + off, &h);
+                if (r < 0)
+                        return bad_header(c, b + off, r, rp);
+                if (len - off < h.frag_len)
                         break;
-                }
-                if (c->in_len - off < h.frag_len)
-                        break;
-                r = handle_pdu(c, &h, b, rp);
+                r = handle_pdu(c, &h, b + off, rp);
                 off += h.frag_len;
                 if (r < 0)
                         break;
         }
+        *ret_used = off;
+        return r;
+}
+
+/* An empty tail keeps at most a small buffer: large ones are paid for. */
+static void in_shrink(struct pv2_server_conn *c)
+{
+        if (c->in_len || c->in_cap <= 4096)
+                return;
+        free(c->in);
+        c->in = NULL;
+        c->in_cap = 0;
+        (void) conn_charge(c, c->req_cap, 0);   /* gives back: cannot fail */
+}
+
+/*
+ * Completes the partial PDU kept from the last feed with the start of
+ * *data, and handles it once whole.  Copies only what that PDU lacks.
+ */
+static int complete_tail(struct pv2_server_conn *c, const uint8_t **data, size_t *size,
+                         struct pv2_reply *rp)
+{
+        for (;;) {
+                size_t need = DCERPC_HDR_SIZE, used, take;
+                struct dcerpc_hdr h;
+                int r;
+
+                if (c->in_len >= DCERPC_HDR_SIZE) {
+                        r = dcerpc_parse_hdr(c->in, &h);
+                        if (r < 0)
+                                return bad_header(c, c->in, r, rp);
+                        need = h.frag_len;
+                        if (c->in_len == need) {
+                                r = pdus(c, c->in, c->in_len, &used, rp);
+                                c->in_len = 0;
+                                in_shrink(c);
+                                return r;
+                        }
+                }
+                if (*size == 0)
+                        return 0;
+                take = need - c->in_len < *size ? need - c->in_len : *size;
+                r = in_append(c, *data, take);
+                if (r < 0)
+                        return r;
+                *data += take;
+                *size -= take;
+        }
+}
+
+/*
+ * Whole PDUs are handled where they lie in data; only a partial one is
+ * copied, to be completed by the next feed.
+ */
+static int feed(struct pv2_server_conn *c, const void *data, size_t size, struct pv2_reply *rp)
+{
+        const uint8_t *d = data;
+        size_t used = 0;
+        int r = 0;
+
+        if (c->in_len) {
+                r = complete_tail(c, &d, &size, rp);
+                if (r < 0 || c->in_len)
+                        goto out;
+        }
+        r = pdus(c, d, size, &used, rp);
+        if (r == 0)
+                r = in_append(c, d + used, size - used);
+out:
         if (r < 0) {
                 /* The connection is done: drop what is left. */
                 c->in_len = 0;
                 return r == -EPROTO || r == -ENOMEM ? r : -EPROTO;
-        }
-        if (off) {
-                memmove(c->in, c->in + off, c->in_len - off);
-                c->in_len -= off;
         }
         return 0;
 }

@@ -29,6 +29,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +94,6 @@ struct conn {
         uint64_t deadline;
         uint64_t calls;                 /* pv2_server_conn_calls when last counted */
         bool bound;
-        uint64_t rcvtimeo;              /* SO_RCVTIMEO as last set */
 };
 
 static void conn_unlink(struct conn *c)
@@ -281,13 +281,20 @@ static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
 
 /*
  * A client quiet for this long gives back what its connection keeps from
- * call to call (the reply buffer, which is as big as its largest reply, and
- * the snapshot memory), so that many idle clients hold little.
+ * call to call (the reply buffers, as big as its largest reply, the
+ * request buffer and the snapshot memory), so that many idle clients hold
+ * little.
  */
 #define IDLE_TRIM_SEC   2
 
 static void conn_trim(struct conn *c)
 {
+        if (c->rpc) {
+                /* Its lent lpData go back to the handlers, which run under the lock. */
+                ns_lock(c->d->ns);
+                pv2_server_conn_trim(c->rpc);
+                ns_unlock(c->d->ns);
+        }
         pcq_session_trim(&c->session);
         ns_thread_trim();
 }
@@ -338,43 +345,64 @@ static bool conn_deadline_passed(struct conn *c)
         return true;
 }
 
-/* recv waits until the deadline, or the idle trim when that comes first. */
-static void conn_set_rcvtimeo(struct conn *c)
+/* How long to wait for bytes: until the deadline, or the idle trim when that comes first. */
+static int conn_wait_ms(const struct conn *c)
 {
         uint64_t t = IDLE_TRIM_SEC * USEC_PER_SEC, now = now_usec();
 
         if (c->deadline != NO_DEADLINE && c->deadline < now + t)
                 t = c->deadline > now ? c->deadline - now : 1;
-        if (t != c->rcvtimeo)
-                set_timeo(c->fd, SO_RCVTIMEO, t);
-        c->rcvtimeo = t;
+        return (int) ((t + 999) / 1000);
+}
+
+/*
+ * Serves what the client sent since the last wait, in READ_CHUNK pieces, from
+ * a buffer held only meanwhile: a thousand quiet clients hold no read buffer.
+ * 0 once no more bytes are waiting, -1 when the connection is done.
+ */
+static int conn_read_burst(struct conn *c)
+{
+        uint8_t *buf = malloc(READ_CHUNK);
+        int r = -1;
+
+        while (buf) {
+                ssize_t n = recv(c->fd, buf, READ_CHUNK, MSG_DONTWAIT);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                        r = 0;
+                        break;
+                }
+                if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
+                        break;
+        }
+        free(buf);
+        return r;
 }
 
 static void *conn_thread(void *userdata)
 {
         struct conn *c = userdata;
-        uint8_t *buf = malloc(READ_CHUNK);
         unsigned idle = c->d->limits.idle_timeout_sec;
 
         c->deadline = deadline_after(now_usec(), c->d->limits.bind_timeout_sec);
         /* A client that reads nothing of a reply for that long is gone too. */
         if (idle)
                 set_timeo(c->fd, SO_SNDTIMEO, idle * USEC_PER_SEC);
-        while (buf) {
-                ssize_t n;
+        for (;;) {
+                struct pollfd p = { .fd = c->fd, .events = POLLIN };
+                int k = poll(&p, 1, conn_wait_ms(c));
 
-                conn_set_rcvtimeo(c);
-                n = recv(c->fd, buf, READ_CHUNK, 0);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                if (k < 0 && errno != EINTR)
+                        break;
+                if (k == 0)
                         conn_trim(c);
-                else if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
+                else if (k > 0 && conn_read_burst(c) < 0)
                         break;
                 if (conn_deadline_passed(c))
                         break;
         }
-        free(buf);
         /*
          * Done with everything the daemon owns before saying so: once the
          * connection is unlinked, conns_stop may return and the namespace go.
