@@ -58,7 +58,7 @@ printf '%s\n' $exported | grep -q '^PerfIncrementULongLongCounterValue$' || fail
 objdump -T "$so" | grep -q 'PERFLIB_1 *PerfStartProvider$' || fail "PerfStartProvider not versioned PERFLIB_1"
 objdump -T "$so" | grep -q 'PERFLIB_1\.1 *pl_set_provider_description$' ||
         fail "pl_set_provider_description not versioned PERFLIB_1.1"
-internal=$(printf '%s\n' $exported | grep -E '^pl_' | grep -v -E '^pl_(set_provider_description|runtime_dir|reader_[a-z_]+|snapshot_free|scan|collect_timeout_ms)$' || true)
+internal=$(printf '%s\n' $exported | grep -E '^pl_' | grep -v -E '^pl_(set_provider_description|runtime_dir|runtime_server_dir|runtime_make_users|reader_[a-z_]+|snapshot_free|scan|scan_stamp|collect_timeout_ms)$' || true)
 [ -z "$internal" ] || fail "internal symbols leak: $internal"
 
 # The consumer library: pcq.h alone builds strict C11 and C++, and libpcq

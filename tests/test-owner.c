@@ -7,6 +7,8 @@
  * an installed counterset is served from its installer's or root's
  * providers only, or from the user lodctr --owner named; a user's
  * countersets beyond --max-countersets-per-user are refused, root's never.
+ * The runtime directory is root's (0755): nobody's providers publish from
+ * their own directory below users/, and are served from there.
  * Runs as root only: the providers must run as two users.
  */
 #include <errno.h>
@@ -161,8 +163,12 @@ static int setup(void **state)
 {
         const char *run = tu_runtime_setup();
 
-        /* The SDK of a provider running as nobody makes its socket and segment here. */
-        assert_int_equal(chmod(run, 01777), 0);
+        /*
+         * The server's directory, as the unit makes it: root's, 0755, with
+         * users/ (1733) where nobody's providers make their own directory.
+         */
+        assert_int_equal(chmod(run, 0755), 0);
+        assert_int_equal(pl_runtime_make_users(run), 0);
         assert_int_equal(du_init(&srv, run), 0);
         snprintf(log_path, sizeof(log_path), "%s/perflibd.log", run);
         srv.in_child = log_to_file;

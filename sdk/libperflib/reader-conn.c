@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,16 +107,38 @@ static int receive_hello(int sock, int64_t deadline, uint64_t *ret_size, int *re
         return 0;
 }
 
+/*
+ * Whoever listens on a provider's socket must be who made the file: a
+ * socket passed to another user's process, or a name that user planted in
+ * a shared directory, speaks for nobody.
+ */
+static int check_listener(struct pl_reader *r, const struct stat *file)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (getsockopt(r->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        return cred.uid == file->st_uid ? 0 : -EPERM;
+}
+
 static int reader_connect(struct pl_reader *r, const char *socket_path)
 {
         int64_t deadline = now_ms() + pl_collect_timeout_ms();
+        struct stat file;
         uint64_t size;
         int fd, ret;
 
+        if (lstat(socket_path, &file) < 0)
+                return -errno;
+        if (!S_ISSOCK(file.st_mode))
+                return -ENOTSOCK;
         r->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (r->sock < 0)
                 return -errno;
         ret = connect_path(r->sock, socket_path, deadline);
+        if (ret == 0)
+                ret = check_listener(r, &file);
         if (ret < 0)
                 return ret;
         ret = receive_hello(r->sock, deadline, &size, &fd);

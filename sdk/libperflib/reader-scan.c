@@ -63,7 +63,8 @@ static bool reclaim(int dfd, const char *name, const struct stat *before)
         return unlinkat(dfd, name, 0) == 0;
 }
 
-static int scan_entry(const char *dir, DIR *d, const struct dirent *de,
+/* owner: the uid every socket must belong to, or -1 for any. */
+static int scan_entry(const char *dir, DIR *d, const struct dirent *de, uid_t owner,
                       int (*cb)(const char *, void *), void *userdata, unsigned *reclaimed)
 {
         struct stat st;
@@ -73,6 +74,9 @@ static int scan_entry(const char *dir, DIR *d, const struct dirent *de,
         if (!socket_name(de))
                 return 0;
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode))
+                return 0;
+        /* In a user's directory, only what its owner made: nothing else costs a connect. */
+        if (owner != (uid_t) -1 && st.st_uid != owner)
                 return 0;
         if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
                 return -ENOMEM;
@@ -84,23 +88,144 @@ static int scan_entry(const char *dir, DIR *d, const struct dirent *de,
         return k;
 }
 
+static int scan_dir(const char *dir, uid_t owner, int (*cb)(const char *, void *),
+                    void *userdata, unsigned *reclaimed)
+{
+        struct dirent *de;
+        int k = 0;
+        DIR *d = opendir(dir);
+
+        if (!d)
+                return -errno;
+        while (k == 0 && (de = readdir(d)))
+                k = scan_entry(dir, d, de, owner, cb, userdata, reclaimed);
+        closedir(d);
+        return k;
+}
+
+/* Users' directories read per scan, in all and per user: a bound on what users can make us do. */
+#define MAX_USER_DIRS           1024
+#define MAX_DIRS_PER_USER       4
+
+struct user_count {
+        uid_t uid;
+        unsigned n;
+};
+
+/* Whether owner may have one more directory read, counting it. */
+static bool count_user_dir(struct user_count *seen, size_t *n_seen, uid_t owner)
+{
+        for (size_t i = 0; i < *n_seen; i++)
+                if (seen[i].uid == owner)
+                        return ++seen[i].n <= MAX_DIRS_PER_USER;
+        seen[(*n_seen)++] = (struct user_count){ owner, 1 };
+        return true;
+}
+
+/* The directories of dir/users that only their owners can write, each with its owner's sockets. */
+static int scan_users(const char *dir, int (*cb)(const char *, void *), void *userdata,
+                      unsigned *reclaimed)
+{
+        struct user_count *seen = calloc(MAX_USER_DIRS, sizeof(*seen));
+        size_t n_seen = 0;
+        struct dirent *de;
+        char *users = NULL, *sub;
+        DIR *d = NULL;
+        int k = 0;
+
+        if (!seen || asprintf(&users, "%s/" PL_RUNTIME_USERS, dir) < 0) {
+                k = -ENOMEM;
+                goto out;
+        }
+        d = opendir(users);
+        while (d && k == 0 && n_seen < MAX_USER_DIRS && (de = readdir(d))) {
+                struct stat st;
+
+                if (de->d_name[0] == '.' ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !pl_runtime_user_dir_ok(&st) || !count_user_dir(seen, &n_seen, st.st_uid))
+                        continue;
+                if (asprintf(&sub, "%s/%s", users, de->d_name) < 0) {
+                        k = -ENOMEM;
+                        break;
+                }
+                k = scan_dir(sub, st.st_uid, cb, userdata, reclaimed);
+                /* A directory gone meanwhile is no error. */
+                if (k == -ENOENT || k == -ENOTDIR || k == -EACCES)
+                        k = 0;
+                free(sub);
+        }
+out:
+        if (d)
+                closedir(d);
+        free(users);
+        free(seen);
+        return k;
+}
+
 int pl_scan(const char *dir, int (*cb)(const char *socket_path, void *userdata),
             void *userdata, unsigned *ret_reclaimed)
 {
         unsigned reclaimed = 0;
-        struct dirent *de;
-        int k = 0;
+        int k;
 
         if (!dir || !cb)
                 return -EINVAL;
-        DIR *d = opendir(dir);
-        if (!d)
-                return -errno;
-        while (k == 0 && (de = readdir(d)))
-                k = scan_entry(dir, d, de, cb, userdata, &reclaimed);
-        closedir(d);
+        k = scan_dir(dir, (uid_t) -1, cb, userdata, &reclaimed);
+        if (k == 0)
+                k = scan_users(dir, cb, userdata, &reclaimed);
         if (ret_reclaimed)
                 *ret_reclaimed = reclaimed;
         return k;
 }
 
+static void stamp_add(struct pl_scan_stamp *s, const struct stat *st)
+{
+        uint64_t t = (uint64_t) st->st_mtim.tv_sec * 1000000000u + (uint64_t) st->st_mtim.tv_nsec;
+
+        s->sum = (s->sum ^ t ^ (uint64_t) st->st_ino) * 1099511628211u;
+        if (st->st_mtim.tv_sec > s->newest.tv_sec ||
+            (st->st_mtim.tv_sec == s->newest.tv_sec && st->st_mtim.tv_nsec > s->newest.tv_nsec))
+                s->newest = st->st_mtim;
+}
+
+int pl_scan_stamp(const char *dir, struct pl_scan_stamp *ret)
+{
+        struct pl_scan_stamp s = { .sum = 14695981039346656037u };
+        struct user_count *seen;
+        size_t n_seen = 0;
+        struct dirent *de;
+        struct stat st;
+        DIR *d;
+        int dfd;
+
+        if (!dir || !ret)
+                return -EINVAL;
+        if (stat(dir, &st) < 0)
+                return -errno;
+        stamp_add(&s, &st);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0 && fstatat(dfd, PL_RUNTIME_USERS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(st.st_mode)) {
+                stamp_add(&s, &st);
+                int ufd = openat(dfd, PL_RUNTIME_USERS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                seen = calloc(MAX_USER_DIRS, sizeof(*seen));
+                d = ufd >= 0 && seen ? fdopendir(ufd) : NULL;
+                if (!d && ufd >= 0)
+                        close(ufd);
+                /* The same directories as pl_scan reads, so that the stamp moves when they do. */
+                while (d && n_seen < MAX_USER_DIRS && (de = readdir(d)))
+                        if (de->d_name[0] != '.' &&
+                            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                            pl_runtime_user_dir_ok(&st) &&
+                            count_user_dir(seen, &n_seen, st.st_uid))
+                                stamp_add(&s, &st);
+                if (d)
+                        closedir(d);
+                free(seen);
+        }
+        if (dfd >= 0)
+                close(dfd);
+        *ret = s;
+        return 0;
+}

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "perflib.h"
@@ -35,6 +36,7 @@ struct pl_reader;
  * Connects to the collect service socket of one provider, receives its
  * segment descriptor and maps it read-only.  -ECONNREFUSED or -ENOENT: the
  * provider is gone.  -ETIMEDOUT: it did not answer within the collect bound.
+ * -EPERM: the process listening is not the user who made the socket file.
  * The returned reader is owned by the caller (pl_reader_close).
  */
 PL_PRIVATE int pl_reader_open(const char *socket_path, struct pl_reader **ret);
@@ -232,14 +234,29 @@ PL_PRIVATE int pl_reader_notify(struct pl_reader *r, uint32_t request_code,
                                 const void *buffer, uint32_t size, uint32_t *ret_status);
 
 /*
- * Calls cb for every provider socket in dir whose provider is alive, and
- * removes the sockets of providers that are gone (reclaiming them).  A
+ * Calls cb for every provider socket in dir, and in the users' directories
+ * of dir/users (those only their owner can write, at most 4 a user and 1024
+ * in all; in each only the sockets its owner made), whose provider is
+ * alive, and removes the sockets of providers that are gone (reclaiming
+ * them).  A
  * non-zero return from cb stops the scan and is returned.  *ret_reclaimed,
  * when not NULL, counts the sockets removed.
  */
 PL_PRIVATE int pl_scan(const char *dir,
                        int (*cb)(const char *socket_path, void *userdata),
                        void *userdata, unsigned *ret_reclaimed);
+
+/*
+ * What pl_scan would read, fingerprinted: the modification times of dir,
+ * its users/ and the users' directories it would scan.  sum changes when a
+ * socket comes or goes in any of them; newest is the latest of the times
+ * (a change within one tick of the file system's clock may not move it).
+ */
+struct pl_scan_stamp {
+        uint64_t sum;
+        struct timespec newest;
+};
+PL_PRIVATE int pl_scan_stamp(const char *dir, struct pl_scan_stamp *ret);
 
 /* The collect bound in milliseconds: $PERFLIB_COLLECT_TIMEOUT_MS or 100. */
 PL_PRIVATE int pl_collect_timeout_ms(void);

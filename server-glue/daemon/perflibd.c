@@ -293,11 +293,16 @@ static int resolve_dirs(struct daemon *d)
                 return -errno;
         free(d->runtime_dir);
         d->runtime_dir = NULL;
-        r = pl_runtime_dir(&d->runtime_dir);
+        r = pl_runtime_server_dir(&d->runtime_dir);
         if (r < 0) {
                 log_error("cannot use the runtime directory: %s", strerror(-r));
                 return r;
         }
+        /* Other users publish in directories of their own, below ours. */
+        r = pl_runtime_make_users(d->runtime_dir);
+        if (r < 0)
+                log_warning("%s/" PL_RUNTIME_USERS ": %s; only this user's and root's providers "
+                            "can publish", d->runtime_dir, strerror(-r));
         if (setenv("PERFLIB_RUNTIME_DIR", d->runtime_dir, 1) < 0)
                 return -errno;
         if (!d->registry_dir) {
@@ -507,10 +512,19 @@ static void watch(struct daemon *d, const char *what, const char *dir, uint32_t 
 
 static void watch_all(struct daemon *d)
 {
+        char *users = NULL;
         const uint32_t files = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
                                IN_CLOSE_WRITE;
 
         watch(d, "runtime", d->runtime_dir, IN_CREATE | IN_MOVED_TO | IN_DELETE, on_runtime);
+        /*
+         * Users' own directories appear there; what they hold is noticed at
+         * the next request (ns_refresh stats them) or the next tick.
+         */
+        if (asprintf(&users, "%s/" PL_RUNTIME_USERS, d->runtime_dir) >= 0 &&
+            access(users, F_OK) == 0)
+                watch(d, "users'", users, IN_CREATE | IN_MOVED_TO | IN_DELETE, on_runtime);
+        free(users);
         watch(d, "registry", d->registry_dir, files, on_registry);
         watch(d, "plugin", d->plugin_dir, files, on_plugins);
 }

@@ -41,7 +41,7 @@ struct ns {
         struct ns_entry *entries;
         size_t n_entries;
         bool rescan;                    /* scan the runtime directory at the next refresh */
-        struct timespec dir_mtime;      /* of the runtime directory at the last scan */
+        uint64_t dir_stamp;             /* pl_scan_stamp's sum at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
 
         /* What is mapped, against its caps (ns-map.c). */

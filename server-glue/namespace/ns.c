@@ -125,19 +125,19 @@ void ns_runtime_changed(struct ns *ns)
  */
 static bool runtime_dir_changed(struct ns *ns)
 {
+        struct pl_scan_stamp st;
         struct timespec now;
-        struct stat st;
         int64_t age_ns;
 
-        if (stat(ns->runtime_dir, &st) < 0)
+        /* The users' directories below it too: pl_scan_stamp. */
+        if (pl_scan_stamp(ns->runtime_dir, &st) < 0)
                 return false;
         clock_gettime(CLOCK_REALTIME, &now);
-        age_ns = (int64_t) (now.tv_sec - st.st_mtim.tv_sec) * 1000000000 +
-                 (now.tv_nsec - st.st_mtim.tv_nsec);
-        if (st.st_mtim.tv_sec == ns->dir_mtime.tv_sec &&
-            st.st_mtim.tv_nsec == ns->dir_mtime.tv_nsec && age_ns > 50000000)
+        age_ns = (int64_t) (now.tv_sec - st.newest.tv_sec) * 1000000000 +
+                 (now.tv_nsec - st.newest.tv_nsec);
+        if (st.sum == ns->dir_stamp && age_ns > 50000000)
                 return false;
-        ns->dir_mtime = st.st_mtim;
+        ns->dir_stamp = st.sum;
         return true;
 }
 
