@@ -15,6 +15,7 @@
 #include "element.h"
 #include "parser.h"
 #include "source.h"
+#include "suggest.h"
 
 /* ---- document structure ---- */
 
@@ -159,6 +160,17 @@ xmlChar *pm_lookup_string(const struct parser *p, const char *id, size_t len)
                         return xmlGetNoNsProp(s, (const xmlChar *) "value");
         }
         return NULL;
+}
+
+void pm_offer_string_ids(const struct parser *p, struct sg_suggest *sg)
+{
+        for (xmlNode *s = p->string_table ? p->string_table->children : NULL; s; s = s->next) {
+                xmlChar *sid = pm_has_name(s, "string") ? xmlGetNoNsProp(s, BAD_CAST "id") : NULL;
+
+                if (sid)
+                        sg_offer(sg, (const char *) sid, (size_t) xmlStrlen(sid));
+                xmlFree(sid);
+        }
 }
 
 /* An attribute's value with a $(string.X) reference replaced; NULL when absent. */

@@ -33,6 +33,9 @@ char *pm_dup_or_oom(struct parser *p, const char *s);
 char *pm_get_prop(struct parser *p, const xmlNode *n, const char *name);
 const char *pm_string_ref(const char *text, size_t *ret_len);
 xmlChar *pm_lookup_string(const struct parser *p, const char *id, size_t len);
+struct sg_suggest;
+/* Offers every id of the string table to sg (suggest.h), for a reference to none. */
+void pm_offer_string_ids(const struct parser *p, struct sg_suggest *sg);
 xmlChar *pm_resolved_prop(const struct parser *p, const xmlNode *n, const char *name);
 bool pm_parse_i32(const char *s, int32_t *ret);
 struct pm_u32 pm_get_u32(struct parser *p, const xmlNode *n, const char *name);

@@ -29,6 +29,7 @@
 #include "perfman.h"
 #include "schema-check.h"
 #include "source.h"
+#include "suggest.h"
 #include "xml-error.h"
 
 /* ---- the document ---- */
@@ -105,10 +106,28 @@ static int find_counters(struct parser *p)
 
 /* ---- the model ---- */
 
+/* A $(string.X) reference to an id the string table lacks, and the id meant. */
+static void unknown_string(struct parser *p, const xmlNode *n, const char *name, const char *v,
+                           const char *id, size_t len)
+{
+        struct pm_loc loc = pm_attr_loc(p, n, name);
+        char *label = pm_describe(p, n), typed[SG_MAX_NAME + 1];
+        struct sg_suggest sg;
+
+        snprintf(typed, sizeof(typed), "%.*s", (int) len, id);
+        sg_begin(&sg, len <= SG_MAX_NAME ? typed : NULL);
+        if (len <= SG_MAX_NAME)
+                pm_offer_string_ids(p, &sg);
+        pm_diag(p->d, PM_ERROR, &loc, "%s: %s \"%s\" refers to string '%.*s', which the "
+                "<localization> string table does not define%s", label ? label : "?", name, v,
+                (int) len, id, sg_hint(&sg));
+        free(label);
+}
+
 /* name or description, $(string.X) resolved; an unresolved reference is kept as written. */
 static char *get_text(struct parser *p, const xmlNode *n, const char *name)
 {
-        char *v = pm_get_prop(p, n, name), *r, *label;
+        char *v = pm_get_prop(p, n, name), *r;
         const char *id;
         xmlChar *s;
         size_t len;
@@ -118,12 +137,7 @@ static char *get_text(struct parser *p, const xmlNode *n, const char *name)
                 return v;
         s = pm_lookup_string(p, id, len);
         if (!s) {
-                struct pm_loc loc = pm_attr_loc(p, n, name);
-                label = pm_describe(p, n);
-                pm_diag(p->d, PM_ERROR, &loc, "%s: %s \"%s\" refers to string '%.*s', which the "
-                        "<localization> string table does not define", label ? label : "?", name,
-                        v, (int) len, id);
-                free(label);
+                unknown_string(p, n, name, v, id, len);
                 return v;
         }
         r = pm_dup_or_oom(p, (const char *) s);

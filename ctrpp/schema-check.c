@@ -18,6 +18,7 @@
 #include "parser.h"
 #include "perfman-internal.h"
 #include "schema-check.h"
+#include "schema-hint.h"
 #include "source.h"
 #include "xml-error.h"
 
@@ -124,6 +125,7 @@ static void on_schema_error(void *userdata, xml_error_t e)
                 p->oom = true;
                 return;
         }
+        msg = pm_schema_hint(msg, n ? (const char *) n->name : NULL);
         pm_elide_values(msg);
         report_schema_error(p, n, attr, msg);
         free(msg);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "perfman.h"
+#include "suggest.h"
 
 struct vctx {
         struct pm_diags *d;
@@ -276,6 +277,20 @@ static uint32_t find_struct(const struct pm_counterset *cs, const char *name)
         return 0;
 }
 
+/* A counter whose struct is not one of its counterset's several: which it meant. */
+static void undeclared_struct(struct vctx *v, const struct pm_counter *c)
+{
+        struct sg_suggest sg;
+
+        sg_begin(&sg, c->struct_name);
+        for (size_t i = 0; c->struct_name && i < v->cs->n_structs; i++)
+                if (v->cs->structs[i].name)
+                        sg_offer(&sg, v->cs->structs[i].name, strlen(v->cs->structs[i].name));
+        ERR(v, &c->loc, "%s has field '%s' but %s; counterset '%s' declares %zu%s",
+            ctr_label(c), c->field, c->struct_name ? "names an undeclared struct" :
+            "no struct attribute", cs_label(v->cs), v->cs->n_structs, sg_hint(&sg));
+}
+
 /*
  * A counter's data comes from a field of a declared struct.  Microsoft's
  * tool accepts a counter without `struct` when its counterset declares one
@@ -304,9 +319,7 @@ static void resolve_struct(struct vctx *v, struct pm_counter *c)
                 ERR(v, &c->loc, "%s has field '%s' but counterset '%s' declares no <structs>",
                     ctr_label(c), c->field, cs_label(v->cs));
         } else {
-                ERR(v, &c->loc, "%s has field '%s' but %s; counterset '%s' declares %zu",
-                    ctr_label(c), c->field, c->struct_name ? "names an undeclared struct" :
-                    "no struct attribute", cs_label(v->cs), v->cs->n_structs);
+                undeclared_struct(v, c);
         }
 }
 

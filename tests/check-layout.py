@@ -33,11 +33,12 @@ SDK_H = "sdk/include/perflib"
 # see the namespace's interface, never the live namespace).
 LAYERS = {
     SDK_H: [],
+    "sdk/common": [],
     "sdk/libperflib": [SDK_H],
     "sdk/librpc": [SDK_H],
-    "sdk/libpcq": [SDK_H, "sdk/librpc"],
-    "ctrpp": [SDK_H],
-    "server-glue/registry": [SDK_H, "ctrpp/perfman.h"],
+    "sdk/libpcq": [SDK_H, "sdk/common", "sdk/librpc"],
+    "ctrpp": [SDK_H, "sdk/common"],
+    "server-glue/registry": [SDK_H, "sdk/common", "ctrpp/perfman.h"],
     "server-glue/plugins": [SDK_H, "sdk/libperflib/reader.h"],
     "server-glue/namespace": [SDK_H, "sdk/libperflib/reader.h", "sdk/librpc/pcq-utf.h"],
     "server-glue/operations": [SDK_H, "sdk/librpc", "server-glue/namespace/ns.h"],
@@ -57,13 +58,13 @@ for sub in ("plugin", "consumer", "usermode", "kernelmode"):
 
 # Folders whose files must not call each other round a loop.
 ACYCLIC = [
-    "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
+    "sdk/common", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
     "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
     "server-glue/operations", "server-glue/daemon",
     "providers/common", "samples/common", "tools",
 ]
 
-READMES = ["sdk", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
+READMES = ["sdk", "sdk/common", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
            "server-glue", "server-glue/daemon", "server-glue/namespace",
            "server-glue/operations", "server-glue/registry",
            "server-glue/plugins", "providers", "samples", "tools", "tests",

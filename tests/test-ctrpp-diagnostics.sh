@@ -4,7 +4,8 @@
 #   <!-- expect: LINE: error: TEXT -->   (or warning:)
 # ctrpp must print "MANIFEST:LINE:COL: error: ...TEXT...", exit 1 and write
 # nothing when there is an error; exit 0 and write its outputs when there
-# are only warnings, and fail with -Werror.
+# are only warnings, and fail with -Werror.  <!-- expect-no: TEXT --> says
+# TEXT must appear nowhere in what ctrpp prints.
 set -u
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
@@ -43,6 +44,16 @@ for man in "$top_srcdir"/tests/ctrpp/bad/*.man; do
                 checked=$((checked + 1))
                 expect_line "$man" "$tmp/$name.err" "$line" "$sev" "$text"
         done <"$tmp/$name.expect"
+        grep -o '<!-- expect-no: .* -->' "$man" | sed 's/^<!-- expect-no: \(.*\) -->$/\1/' |
+        while read -r text; do
+                if grep -q -F -- "$text" "$tmp/$name.err"; then
+                        echo "FAIL: $name: '$text' printed:" >&2
+                        sed 's/^/    /' "$tmp/$name.err" >&2
+                        echo x
+                fi
+        done >"$tmp/$name.unwanted"
+        checked=$((checked + $(grep -c -F -- '<!-- expect-no:' "$man")))
+        failures=$((failures + $(wc -l <"$tmp/$name.unwanted")))
         if [ "$errors" -gt 0 ]; then
                 [ "$status" -eq 1 ] || fail "$name: exit status $status, want 1"
                 [ -z "$(ls -A "$tmp/$name")" ] || fail "$name: wrote $(ls "$tmp/$name") despite errors"

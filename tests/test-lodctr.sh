@@ -4,7 +4,8 @@
 # provider or counterset GUID installed twice, an invalid manifest and bad
 # command lines are refused with the documented exit status and message and
 # leave the registry byte for byte as it was; unlodctr removes by /M:, /G:
-# and /P:; concurrent runs are serialised by the lock.
+# and /P: and names the provider meant when one is close; concurrent runs
+# are serialised by the lock.
 set -u
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
@@ -131,6 +132,9 @@ for m in "$man"/bad/*.man; do
         expect "$tmp/err" "lodctr: $m: "
         expect "$tmp/err" "; nothing changed"
 done
+# The same "did you mean" as ctrpp's, from the same validator.
+run 1 "$lodctr" /M:"$man/bad/typo-counter-type.man"
+expect "$tmp/err" "The value 'perf_counter_rawcont' is not one of the 38 values the schema allows; did you mean 'perf_counter_rawcount'?"
 run 1 "$lodctr" /M:"$tmp/nonexistent.man"
 expect "$tmp/err" "nonexistent.man: cannot read it: No such file or directory"
 run 1 "$lodctr" /M:"$man/good/vista-no-namespace.man" "$tmp/no-such-dir"
@@ -168,10 +172,19 @@ run 1 "$unlodctr" /M:"$usermode"
 expect "$tmp/err" "provider $ab8e (Counters) is not installed"
 run 1 "$unlodctr" /G:'{00000000-1111-2222-3333-444444444444}'
 expect "$tmp/err" "{00000000-1111-2222-3333-444444444444} is not installed"
+checks=$((checks + 1))
+grep -q "did you mean" "$tmp/err" && fail "/G: a suggestion for a GUID near none"
+# A digit mistyped: the installed GUID meant.
+run 1 "$unlodctr" /G:'{3c2b1a09-8765-4321-a0b1-c2d3e4f50618}'
+expect "$tmp/err" "unlodctr: provider {3c2b1a09-8765-4321-a0b1-c2d3e4f50618} is not installed (no $reg/{3c2b1a09-8765-4321-a0b1-c2d3e4f50618}.man); did you mean '$vista'?"
 run 1 "$unlodctr" /G:not-a-guid
 expect "$tmp/err" "'not-a-guid' is not a GUID"
 run 1 "$unlodctr" /P:NoSuchProvider
-expect "$tmp/err" "no installed provider is named 'NoSuchProvider'"
+expect "$tmp/err" "no installed provider is named 'NoSuchProvider' (in $reg)"
+checks=$((checks + 1))
+grep -q "did you mean" "$tmp/err" && fail "/P: a suggestion for a name near none"
+run 1 "$unlodctr" /P:KernelCounterSample
+expect "$tmp/err" "unlodctr: no installed provider is named 'KernelCounterSample' (in $reg); did you mean 'KernelCountersSample'?"
 run 1 "$unlodctr" /M:"$man/bad/malformed.man"
 unchanged "$sum" "failed removals"
 run 0 "$unlodctr" /g:FFEEAADD-965A-4CF9-9C07-FE25378C2A23

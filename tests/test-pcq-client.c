@@ -452,10 +452,17 @@ static void test_errors_name_the_part(void **state)
         assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
         assert_int_equal(pcq_query_add(q, "\\Worker Qeue(w1)\\Items/sec", &ctr),
                          PDH_CSTATUS_NO_OBJECT);
-        assert_non_null(strstr(pcq_query_error(q), "'Worker Qeue'"));
+        assert_string_equal(pcq_query_error(q), "no counterset named 'Worker Qeue' on the local "
+                            "machine; did you mean 'Worker Queue'?");
         assert_int_equal(pcq_query_add(q, "\\Worker Queue(w1)\\Itemz/sec", &ctr),
                          PDH_CSTATUS_NO_COUNTER);
-        assert_non_null(strstr(pcq_query_error(q), "'Itemz/sec'"));
+        assert_string_equal(pcq_query_error(q), "counterset 'Worker Queue' has no counter named "
+                            "'Itemz/sec'; did you mean 'Items/sec'?");
+        /* Nothing near: no suggestion. */
+        assert_int_equal(pcq_query_add(q, "\\Nothing Like It\\Items/sec", &ctr),
+                         PDH_CSTATUS_NO_OBJECT);
+        assert_string_equal(pcq_query_error(q), "no counterset named 'Nothing Like It' on the "
+                            "local machine");
         assert_int_equal(pcq_query_add(q, "Worker Queue\\Items/sec", &ctr),
                          PDH_CSTATUS_BAD_COUNTERNAME);
         assert_non_null(strstr(pcq_query_error(q), "byte 0"));
@@ -473,6 +480,54 @@ static void test_errors_name_the_part(void **state)
         assert_string_equal(vals[0].path, "\\Worker Queue(w9)\\Queue Length");
         assert_non_null(strstr(pcq_query_error(q), "'w9'"));
         pcq_query_free(q);
+        pcq_conn_free(c);
+}
+
+/*
+ * pcq_validate_path says what PdhValidatePath says, and pcq_conn_error
+ * why, with the live instance, counter or counterset meant.
+ */
+static void test_validate_path(void **state)
+{
+        pcq_conn *c = connect_local();
+        char **v = NULL;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_string_equal(pcq_conn_error(c), "");
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(w1)\\Queue Length"), ERROR_SUCCESS);
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(*)\\Queue Length"), ERROR_SUCCESS);
+        assert_string_equal(pcq_conn_error(c), "");
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(ww1)\\Queue Length"),
+                         PDH_CSTATUS_NO_INSTANCE);
+        assert_string_equal(pcq_conn_error(c), "no instance 'ww1' of counterset 'Worker Queue' "
+                            "is live; did you mean 'w1'?");
+        /* The second w1 is w1#1: a third is one edit from it. */
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(w1#2)\\Queue Length"),
+                         PDH_CSTATUS_NO_INSTANCE);
+        assert_string_equal(pcq_conn_error(c), "no instance 'w1#2' of counterset 'Worker Queue' "
+                            "is live; did you mean 'w1#1'?");
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(zzz*)\\Queue Length"),
+                         PDH_CSTATUS_NO_INSTANCE);
+        assert_string_equal(pcq_conn_error(c), "no live instance of counterset 'Worker Queue' "
+                            "matches 'zzz*'");
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(w1)\\Queue Lenght"),
+                         PDH_CSTATUS_NO_COUNTER);
+        assert_string_equal(pcq_conn_error(c), "counterset 'Worker Queue' has no counter named "
+                            "'Queue Lenght'; did you mean 'Queue Length'?");
+        assert_int_equal(pcq_validate_path(c, "Worker Queue"), PDH_CSTATUS_BAD_COUNTERNAME);
+        /* A success clears the last error; the listing and expansion say theirs. */
+        assert_int_equal(pcq_validate_path(c, "\\Worker Queue(w1#1)\\Queue Length"), ERROR_SUCCESS);
+        assert_string_equal(pcq_conn_error(c), "");
+        assert_int_equal(pcq_list_paths(c, "Worker Qeueu", false, &v), PDH_CSTATUS_NO_OBJECT);
+        assert_null(v);
+        assert_string_equal(pcq_conn_error(c), "no counterset named 'Worker Qeueu' on the local "
+                            "machine; did you mean 'Worker Queue'?");
+        assert_int_equal(pcq_expand_path(c, "\\Worker Queue(*)\\Itemz/sec", &v),
+                         PDH_CSTATUS_NO_COUNTER);
+        assert_non_null(strstr(pcq_conn_error(c), "did you mean 'Items/sec'?"));
+        assert_int_equal(pcq_validate_path(NULL, "\\A\\B"), PDH_INVALID_ARGUMENT);
+        assert_string_equal(pcq_conn_error(NULL), "");
         pcq_conn_free(c);
 }
 
@@ -591,17 +646,62 @@ static void test_total_and_churn(void **state)
 
 static void test_connect_refused(void **state)
 {
-        char path[4200];
+        char path[4200], want[9000];
         pcq_conn *c = (pcq_conn *) 1;
 
         (void) state;
         snprintf(path, sizeof(path), "unix:%s.nobody", sock);
         assert_int_equal(pcq_connect(path, 1000, &c), PDH_CANNOT_CONNECT_MACHINE);
         assert_true(c == (pcq_conn *) 1);                       /* not written */
+        /* What was tried, the system's error, what to do. */
+        snprintf(want, sizeof(want), "cannot connect to perflibd at %s.nobody: No such file or "
+                 "directory; start perflibd with --socket=%s.nobody, or name the socket the "
+                 "running one uses", sock, sock);
+        assert_string_equal(pcq_connect_error(), want);
         /* TCP on a port nothing listens on (the discard port, on loopback). */
         assert_int_equal(pcq_connect("\\\\127.0.0.1:9", 1000, &c), PDH_CANNOT_CONNECT_MACHINE);
+        assert_string_equal(pcq_connect_error(), "cannot connect to perflibd on 127.0.0.1 port 9: "
+                            "Connection refused; start perflibd there with --listen-tcp=ADDRESS:9 "
+                            "(or PERFLIB_LISTEN_TCP), or give the port it listens on as HOST:PORT");
+        assert_int_equal(pcq_connect("127.0.0.1:", 1000, &c), PDH_CSTATUS_NO_MACHINE);
+        assert_string_equal(pcq_connect_error(), "cannot connect to '127.0.0.1:': a host is NAME, "
+                            "NAME:PORT, [ADDRESS] or [ADDRESS]:PORT");
         assert_int_equal(pcq_connect(NULL, -1, &c), PDH_INVALID_ARGUMENT);
+        assert_string_equal(pcq_connect_error(), "pcq_connect: invalid argument");
+        /* The local server, found through $PERFLIB_RUNTIME_DIR; a success clears the text. */
+        pcq_conn_free(connect_local());
+        assert_string_equal(pcq_connect_error(), "");
         pcq_conn_free(NULL);
+}
+
+/*
+ * With no socket where PERFLIB_RUNTIME_DIR points, the sentence names the
+ * socket, the variable and what to do.
+ */
+static void test_connect_names_the_variable(void **state)
+{
+        const char *run = getenv("PERFLIB_RUNTIME_DIR");
+        char *saved = strdup(run), empty[4200], want[9000];
+        pcq_conn *c = NULL;
+
+        (void) state;
+        snprintf(empty, sizeof(empty), "%s/empty", saved);
+        assert_int_equal(mkdir(empty, 0755), 0);
+        setenv("PERFLIB_RUNTIME_DIR", empty, 1);
+        assert_int_equal(pcq_connect(NULL, 1000, &c), PDH_CANNOT_CONNECT_MACHINE);
+        snprintf(want, sizeof(want), "cannot connect to the local perflibd at %s/perflibd.sock "
+                 "(in $PERFLIB_RUNTIME_DIR): No such file or directory; start perflibd with this "
+                 "PERFLIB_RUNTIME_DIR, or set PERFLIB_RUNTIME_DIR to the runtime directory of the "
+                 "running one (its --runtime-dir)", empty);
+        assert_string_equal(pcq_connect_error(), want);
+        /* $PERFLIB_SOCKET comes first. */
+        setenv("PERFLIB_SOCKET", empty, 1);
+        assert_int_equal(pcq_connect(NULL, 1000, &c), PDH_CANNOT_CONNECT_MACHINE);
+        assert_non_null(strstr(pcq_connect_error(), "($PERFLIB_SOCKET)"));
+        unsetenv("PERFLIB_SOCKET");
+        setenv("PERFLIB_RUNTIME_DIR", saved, 1);
+        assert_int_equal(rmdir(empty), 0);
+        free(saved);
 }
 
 /* The valid value of the one item of ctr whose path is path. */
@@ -950,9 +1050,10 @@ static void test_late_instance(void **state)
 
 /*
  * pcq_connect as user nobody (gid nobody) with the supplementary groups
- * given, in a child: ERROR_SUCCESS, ERROR_ACCESS_DENIED, or
- * PDH_CANNOT_CONNECT_MACHINE for any other code; 0xFFFF when the child
- * could not become nobody, 0xFFFE when a refused connect wrote *ret.
+ * given, in a child: ERROR_SUCCESS, ERROR_ACCESS_DENIED (with the sentence
+ * that says who may query), or PDH_CANNOT_CONNECT_MACHINE for any other
+ * code; 0xFFFF when the child could not become nobody, 0xFFFE when a
+ * refused connect wrote *ret.
  */
 static unsigned connect_as_nobody(size_t n_groups, const gid_t *groups)
 {
@@ -969,6 +1070,12 @@ static unsigned connect_as_nobody(size_t n_groups, const gid_t *groups)
                 e = pcq_connect(NULL, 5000, &c);
                 if (e && c != (pcq_conn *) 1)
                         _exit(0xFE);
+                /* A refusal says who may query and what to do. */
+                if (e == ERROR_ACCESS_DENIED &&
+                    (!strstr(pcq_connect_error(), ": Access is denied; perflibd answers only "
+                             "root, the user it runs as (") ||
+                     !strstr(pcq_connect_error(), "members of its --group: run as one of them")))
+                        _exit(3);
                 /* An exit status holds 8 bits: the codes that matter, mapped. */
                 _exit(e == ERROR_ACCESS_DENIED ? 1 : e ? 2 : 0);
         }
@@ -1420,6 +1527,8 @@ int main(void)
                 cmocka_unit_test(test_query_values),
                 cmocka_unit_test(test_total_and_churn),
                 cmocka_unit_test(test_connect_refused),
+                cmocka_unit_test(test_connect_names_the_variable),
+                cmocka_unit_test(test_validate_path),
                 cmocka_unit_test(test_tcp_matches_unix),
                 cmocka_unit_test(test_multi_aggregate_client_set),
                 cmocka_unit_test(test_aggregate_history),

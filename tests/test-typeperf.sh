@@ -4,9 +4,11 @@
 # listing exactly the installed (lodctr'd spec example) and live
 # (typeperf-provider) counters, the CSV, TSV and JSON layouts parsed field
 # by field, -o/-y, SIGINT and SIGTERM leaving complete files, unreachable
-# hosts and bad paths, a wildcard that matches nothing, two perflibd hosts
-# in one run, a host that refuses the user (as root only) and a host that
-# goes away mid-run.  The values themselves are test-typeperf-e2e's.
+# hosts (the exact "cannot connect" sentences) and bad paths (with "did
+# you mean"), a named instance that is not live and a wildcard that
+# matches nothing, two perflibd hosts in one run, a host that refuses the
+# user (as root only) and a host that goes away mid-run.  The values
+# themselves are test-typeperf-e2e's.
 set -u
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
@@ -180,8 +182,14 @@ same "$tmp/out" '\My LogicalDisk(*)\My Free Megabytes
 # An installed counterset with no provider has no instance to list.
 run 0 -qx "My LogicalDisk"
 same "$tmp/out" "" "-qx My LogicalDisk"
+# A near miss gets the name meant; a name near none gets no suggestion.
 run 2 -q "No Such Object"
-expect "$tmp/err" "No Such Object"
+expect "$tmp/err" "typeperf: no counterset named 'No Such Object' on the local machine"
+checks=$((checks + 1))
+grep -q "did you mean" "$tmp/err" && fail "-q No Such Object: a suggestion for a name near none"
+run 2 -q "Typeperf Tset"
+expect "$tmp/err" \
+        "typeperf: no counterset named 'Typeperf Tset' on the local machine; did you mean 'Typeperf Test'?"
 run 0 -q "Typeperf Workers" -o "$tmp/list.txt"
 same "$tmp/list.txt" "$workers_q" "-q -o"
 
@@ -190,13 +198,35 @@ run 2 '\No Such Object\Counter' -sc 1
 expect "$tmp/err" "No Such Object"
 run 2 '\Typeperf Test\No Such Counter' -sc 1
 expect "$tmp/err" "No Such Counter"
+run 2 '\Typeperf Tset\Hit Ratio' -sc 1
+expect "$tmp/err" "typeperf: \\Typeperf Tset\\Hit Ratio: no counterset named 'Typeperf Tset' on the local machine; did you mean 'Typeperf Test'?"
+run 2 '\Typeperf Test\Hit Raito' -sc 1
+expect "$tmp/err" "typeperf: \\Typeperf Test\\Hit Raito: counterset 'Typeperf Test' has no counter named 'Hit Raito'; did you mean 'Hit Ratio'?"
 run 2 '\Typeperf Test\Ticks/sec' '\No Such Object\Counter' -sc 1 -o "$tmp/never.csv"
 checks=$((checks + 1))
 [ -e "$tmp/never.csv" ] && fail "a bad path left an output file behind"
+# Every "cannot connect" names what was tried, the error and what to do.
 run 3 '\Typeperf Test\Ticks/sec' -s "unix:$tmp/no-such.sock" -sc 1
-expect "$tmp/err" "cannot connect to unix:$tmp/no-such.sock"
+expect "$tmp/err" "typeperf: cannot connect to perflibd at $tmp/no-such.sock: No such file or directory; start perflibd with --socket=$tmp/no-such.sock, or name the socket the running one uses"
 run 3 '\Typeperf Test\Ticks/sec' -s 127.0.0.1:1 -sc 1
-expect "$tmp/err" "cannot connect to 127.0.0.1:1"
+expect "$tmp/err" "typeperf: cannot connect to perflibd on 127.0.0.1 port 1: Connection refused; start perflibd there with --listen-tcp=ADDRESS:1 (or PERFLIB_LISTEN_TCP), or give the port it listens on as HOST:PORT"
+mkdir -p "$tmp/empty-run"
+tp_as="env PERFLIB_RUNTIME_DIR=$tmp/empty-run"
+run 3 '\Typeperf Test\Ticks/sec' -sc 1
+expect "$tmp/err" "typeperf: cannot connect to the local perflibd at $tmp/empty-run/perflibd.sock (in \$PERFLIB_RUNTIME_DIR): No such file or directory; start perflibd with this PERFLIB_RUNTIME_DIR, or set PERFLIB_RUNTIME_DIR to the runtime directory of the running one (its --runtime-dir)"
+# A socket nobody listens on (a perflibd that died), found under
+# $XDG_RUNTIME_DIR with PERFLIB_RUNTIME_DIR unset.
+mkdir -p "$tmp/xdg/perflib"
+"$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+        "$tmp/xdg/perflib/perflibd.sock"
+if [ -e /run/perflib/perflibd.sock ]; then
+        echo "SKIP: /run/perflib/perflibd.sock exists: the default is taken"
+else
+        tp_as="env -u PERFLIB_RUNTIME_DIR XDG_RUNTIME_DIR=$tmp/xdg"
+        run 3 -q
+        expect "$tmp/err" "typeperf: cannot connect to the local perflibd at $tmp/xdg/perflib/perflibd.sock (in \$XDG_RUNTIME_DIR/perflib, PERFLIB_RUNTIME_DIR being unset and /run/perflib holding no socket): Connection refused; no perflibd listens on it any more (one stopped and left its socket behind): start perflibd"
+fi
+tp_as=''
 run 3 '\\127.0.0.1:1\Typeperf Test\Ticks/sec' -sc 1
 
 # ---- layouts, parsed ----
@@ -254,7 +284,7 @@ EOF
 }
 
 h="\\\\$host"
-cols="$h\\Typeperf Test\\Hit Ratio|$h\\Typeperf Workers(w1)\\Queue Length|$h\\Typeperf Workers(w2)\\Queue Length|$h\\Typeperf Workers(w9)\\Queue Length"
+cols="$h\\Typeperf Test\\Hit Ratio|$h\\Typeperf Workers(w1)\\Queue Length|$h\\Typeperf Workers(w2)\\Queue Length"
 for fmt in CSV TSV JSON; do
         run 0 '\Typeperf Test\Hit Ratio' '\Typeperf Workers(*)\Queue Length' \
                 '\Typeperf Workers(w9)\Queue Length' -si 0.2 -sc 3 -f "$fmt"
@@ -265,9 +295,17 @@ for fmt in CSV TSV JSON; do
         values "$tmp/out" "$fmt" 1 37.5
         values "$tmp/out" "$fmt" 2 1
         values "$tmp/out" "$fmt" 3 2
-        # A named instance that does not exist is accepted and reads blank.
-        values "$tmp/out" "$fmt" 4 blank
+        # A named instance that does not exist is left out, as Windows does, with a warning.
+        expect "$tmp/err" 'typeperf: warning: \Typeperf Workers(w9)\Queue Length left out: no instance '"'w9'"' of counterset '"'Typeperf Workers'"' is live'
 done
+# Alone, it leaves no valid counter: Windows' words, status 2, no file.
+run 2 '\Typeperf Workers(w9)\Queue Length' -si 0.2 -sc 1 -o "$tmp/never.csv"
+expect "$tmp/err" "typeperf: Error: No valid counters."
+checks=$((checks + 1))
+[ -e "$tmp/never.csv" ] && fail "a missing instance left an output file behind"
+# A near miss names the live instance meant.
+run 2 '\Typeperf Workers(ww1)\Queue Length' -si 0.2 -sc 1
+expect "$tmp/err" "typeperf: warning: \\Typeperf Workers(ww1)\\Queue Length left out: no instance 'ww1' of counterset 'Typeperf Workers' is live; did you mean 'w1'?"
 run 0 '\Typeperf Test\Hit Ratio' -si 0.2 --sample-count=2 --format=json
 check JSON "$tmp/out" 2 "$h\\Typeperf Test\\Hit Ratio"
 
@@ -341,7 +379,7 @@ values "$tmp/out" JSON 2 2
 expect "$tmp/err" 'matches no counter now'
 # With nothing else left there is nothing to collect: 2, and no file.
 run 2 '\Typeperf Workers(nosuch*)\Queue Length' -si 0.2 -sc 1 -o "$tmp/never.csv"
-expect "$tmp/err" "no valid counters"
+expect "$tmp/err" "typeperf: Error: No valid counters."
 checks=$((checks + 1))
 [ -e "$tmp/never.csv" ] && fail "a wildcard matching nothing left an output file behind"
 
@@ -378,13 +416,12 @@ check CSV "$tmp/out" 2 "$h1\\Typeperf Workers(w1)\\Queue Length" \
 values "$tmp/out" CSV 4 2
 values "$tmp/out" CSV 5 3
 values "$tmp/out" CSV 6 37.5
-# w3 exists on the second host only.
+# w3 exists on the second host only: the first host's is left out.
 run 0 "$h1\\Typeperf Workers(w3)\\Queue Length" "$h2\\Typeperf Workers(w3)\\Queue Length" \
         -si 0.2 -sc 1 -f TSV
-check TSV "$tmp/out" 1 "$h1\\Typeperf Workers(w3)\\Queue Length" \
-        "$h2\\Typeperf Workers(w3)\\Queue Length"
-values "$tmp/out" TSV 1 blank
-values "$tmp/out" TSV 2 3
+check TSV "$tmp/out" 1 "$h2\\Typeperf Workers(w3)\\Queue Length"
+values "$tmp/out" TSV 1 3
+expect "$tmp/err" "no instance 'w3' of counterset 'Typeperf Workers' is live"
 # One host that cannot be reached fails the run before any output.
 run 3 "$h2\\Typeperf Test\\Hit Ratio" '\\127.0.0.1:1\Typeperf Test\Hit Ratio' -sc 1 \
         -o "$tmp/never.csv"
@@ -407,7 +444,7 @@ else
         run 0 '\Typeperf Test\Hit Ratio' -s "$sock2" -si 0.2 -sc 1
         tp_as="as_nobody --clear-groups"
         run 3 '\Typeperf Test\Hit Ratio' -s "$sock2" -si 0.2 -sc 1 -o "$tmp/never.csv"
-        expect "$tmp/err" "cannot connect to $sock2: Access is denied. (0x00000005)"
+        expect "$tmp/err" "typeperf: cannot connect to perflibd at $tmp/run2/perflibd.sock: Access is denied; perflibd answers only root, the user it runs as ($(id -un)) and members of its --group: run as one of them, or have user $(id -un 65534 2>/dev/null || echo 'uid 65534') added to that group"
         checks=$((checks + 1))
         [ -e "$tmp/never.csv" ] && fail "a refused user left an output file behind"
         run 3 -q "Typeperf Test" -s "$sock2"

@@ -82,11 +82,16 @@ struct tp_host *tp_get_host(struct tp_run *r, const char *name, int *ret_exit)
                 goto oom_host;
         v[r->n_hosts++] = h;
         st = pcq_connect(h->name, CALL_TIMEOUT_MS, &h->conn);
-        if (st == ERROR_SUCCESS)
-                st = pcq_query_new(h->conn, &h->query);
         if (st != ERROR_SUCCESS) {
-                fprintf(stderr, "typeperf: cannot connect to %s: %s (0x%08X)\n",
-                        is_local(name) ? "the local perflibd" : name, pcq_status_text(st), st);
+                /* libpcq's sentence names the socket or port, the error and the remedy. */
+                fprintf(stderr, "typeperf: %s\n", pcq_connect_error());
+                *ret_exit = TP_EXIT_CONNECT;
+                return NULL;
+        }
+        st = pcq_query_new(h->conn, &h->query);
+        if (st != ERROR_SUCCESS) {
+                fprintf(stderr, "typeperf: %s: cannot start a query: %s (0x%08X)\n", h->label,
+                        pcq_status_text(st), st);
                 *ret_exit = TP_EXIT_CONNECT;
                 return NULL;
         }
@@ -141,13 +146,35 @@ static void text_as_number(struct tp_column *c)
                          ~(PERF_ATTRIB_DISPLAY_AS_HEX | PERF_ATTRIB_NO_DISPLAYABLE);
 }
 
-/* Adds path (its host part removed) to h's query: a column, or a wildcard to expand. */
+/*
+ * Whether a path without wildcards names an instance that is live now.
+ * Windows' typeperf expands every path first, as PDH consumers do
+ * (PdhExpandWildCardPath, then PdhValidatePath); a named instance that is
+ * not there expands to nothing and the counter is not a valid one, so it
+ * is left out, with a warning that says why.  Other errors are left to
+ * pcq_query_add, which names the part at fault.
+ */
+static bool instance_missing(struct tp_host *h, const char *path)
+{
+        if (pcq_validate_path(h->conn, path) != PDH_CSTATUS_NO_INSTANCE)
+                return false;
+        fprintf(stderr, "typeperf: warning: %s left out: %s\n", path, pcq_conn_error(h->conn));
+        return true;
+}
+
+/*
+ * Adds path (its host part removed) to h's query: a column, a wildcard to
+ * expand, or nothing when it names an instance that is not live.
+ */
 static int add_column(struct tp_run *r, struct tp_host *h, const char *path, int *ret_exit)
 {
-        struct tp_column *v = realloc(r->cols, (r->n_cols + 1) * sizeof(*v));
+        struct tp_column *v;
         struct tp_column *c;
         uint32_t st;
 
+        if (!strchr(path, '*') && instance_missing(h, path))
+                return 0;
+        v = realloc(r->cols, (r->n_cols + 1) * sizeof(*v));
         if (!v)
                 goto oom;
         r->cols = v;
@@ -313,7 +340,8 @@ int tp_add_counters(struct tp_run *r, int *ret_exit)
                 return -1;
         }
         if (r->n_cols == 0) {
-                fputs("typeperf: no valid counters: nothing to collect\n", stderr);
+                /* Windows' words, which scripts written for it look for. */
+                fputs("typeperf: Error: No valid counters.\n", stderr);
                 *ret_exit = TP_EXIT_COUNTER;
                 return -1;
         }

@@ -41,7 +41,11 @@ static int list_paths(const struct tp_options *o)
                 goto done;
         st = pcq_list_paths(h->conn, o->query_object, o->query == TP_QUERY_INSTANCES, &v);
         if (st != ERROR_SUCCESS) {
-                if (o->query_object)
+                const char *why = pcq_conn_error(h->conn);
+
+                if (*why)
+                        fprintf(stderr, "typeperf: %s\n", why);
+                else if (o->query_object)
                         fprintf(stderr, "typeperf: %s: %s\n", o->query_object, pcq_status_text(st));
                 else
                         fprintf(stderr, "typeperf: cannot list counters: %s\n", pcq_status_text(st));

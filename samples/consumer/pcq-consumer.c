@@ -317,8 +317,11 @@ int main(int argc, char **argv)
                 return 1;
         }
         st = pcq_connect(host, 5000, &conn);
-        if (st != ERROR_SUCCESS)
-                return failed(host ? host : "connecting to the local perflibd", st);
+        if (st != ERROR_SUCCESS) {
+                /* Names the socket or port tried, the error and what to do. */
+                fprintf(stderr, PROGRAM ": %s\n", pcq_connect_error());
+                return 1;
+        }
         if (do_list)
                 ret = list(conn);
         else if (optind < argc)

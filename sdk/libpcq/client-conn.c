@@ -8,6 +8,7 @@
  * arguments of the public calls.  A query handle borrows its connection's
  * link.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,31 +21,43 @@ struct pcq_handle {
 
 /* ---- the connection ---- */
 
+/* Why this thread's last pcq_connect failed: there is no pcq_conn to hold it. */
+static __thread char connect_error[1024];
+
 PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret)
 {
         pcq_conn *c;
         uint32_t e;
 
-        if (!ret || timeout_ms < 0)
+        connect_error[0] = 0;
+        if (!ret || timeout_ms < 0) {
+                snprintf(connect_error, sizeof(connect_error), "pcq_connect: invalid argument");
                 return PDH_INVALID_ARGUMENT;
+        }
         if (host && !strncmp(host, "\\\\", 2))
                 host += 2;
         c = calloc(1, sizeof(*c));
         if (!c)
-                return PDH_MEMORY_ALLOCATION_FAILURE;
+                goto oom;
         c->host = strdup(cl_host_is_local(host) ? "" : host);
-        if (!c->host) {
-                e = PDH_MEMORY_ALLOCATION_FAILURE;
-                goto fail;
+        if (!c->host)
+                goto oom;
+        e = cl_link_open(&c->link, host, timeout_ms, connect_error, sizeof(connect_error));
+        if (e) {
+                pcq_conn_free(c);
+                return e;
         }
-        e = cl_link_open(&c->link, host, timeout_ms);
-        if (e)
-                goto fail;
         *ret = c;
         return ERROR_SUCCESS;
-fail:
+oom:
         pcq_conn_free(c);
-        return e;
+        snprintf(connect_error, sizeof(connect_error), "cannot connect: out of memory");
+        return PDH_MEMORY_ALLOCATION_FAILURE;
+}
+
+PCQ_API const char *pcq_connect_error(void)
+{
+        return connect_error;
 }
 
 PCQ_API void pcq_conn_free(pcq_conn *c)
@@ -54,12 +67,18 @@ PCQ_API void pcq_conn_free(pcq_conn *c)
         cl_catalog_clear(&c->catalog);
         cl_link_close(&c->link);
         free(c->host);
+        free(c->error);
         free(c);
 }
 
 PCQ_API const char *pcq_conn_host(const pcq_conn *c)
 {
         return c ? c->host : "";
+}
+
+PCQ_API const char *pcq_conn_error(const pcq_conn *c)
+{
+        return c && c->error ? c->error : "";
 }
 
 /* ---- the eight calls ---- */

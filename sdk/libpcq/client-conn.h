@@ -14,6 +14,7 @@ struct pcq_conn {
         struct cl_link link;            /* owned */
         char *host;                     /* owned; "" for local */
         struct cl_catalog catalog;      /* owned, loaded from link */
+        char *error;                    /* owned; why the last call naming a path failed */
 };
 
 #endif /* PCQ_CLIENT_CONN_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One link to a PerflibV2 server over the internal client (perflibv2.h):
- * finding the local server's socket, or a TCP host and port, and the
+ * finding the local server's socket, or a TCP host and port (and when
+ * they do not answer, client-explain.c says why in words), and the
  * lpData calls with MS-PCQ's sizing rule: every such call is retried with
  * a larger buffer while the server says ERROR_NOT_ENOUGH_MEMORY (or its
  * pdwRtnSize is larger than what it sent), up to the IDL's range() limit,
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client-explain.h"
 #include "client-link.h"
 #include "client-wire.h"
 
@@ -35,26 +37,32 @@ static bool exists(const char *path)
 
 /*
  * The local server's socket, found the way perflibd picks its runtime
- * directory (pl_runtime_dir), but never creating anything.  Malloc'd.
+ * directory (pl_runtime_dir), but never creating anything.  Malloc'd;
+ * *ret_origin says how it was chosen, for the message when it fails.
  */
-static char *local_socket(void)
+static char *local_socket(enum cl_origin *ret_origin)
 {
         const char *e = getenv("PERFLIB_SOCKET");
         char *s = NULL;
 
+        *ret_origin = CL_FROM_SOCKET_VAR;
         if (e && *e)
                 return strdup(e);
+        *ret_origin = CL_FROM_RUNTIME_VAR;
         e = getenv("PERFLIB_RUNTIME_DIR");
         if (e && *e)
                 return asprintf(&s, "%s/" SOCKET_NAME, e) < 0 ? NULL : s;
+        *ret_origin = CL_FROM_RUN;
         if (exists("/run/perflib/" SOCKET_NAME))
                 return strdup("/run/perflib/" SOCKET_NAME);
+        *ret_origin = CL_FROM_XDG;
         e = getenv("XDG_RUNTIME_DIR");
         if (e && *e && asprintf(&s, "%s/perflib/" SOCKET_NAME, e) >= 0) {
                 if (exists(s))
                         return s;
                 free(s);
         }
+        *ret_origin = CL_FROM_FALLBACK;
         return asprintf(&s, "/tmp/perflib-%u/" SOCKET_NAME, (unsigned) getuid()) < 0 ? NULL : s;
 }
 
@@ -109,38 +117,6 @@ static uint32_t from_errno(int r)
         }
 }
 
-/*
- * Connects c->client to host.  Over TCP, c->machine becomes the host name
- * alone (no port, no brackets): it is the szMachine of every call, which
- * perflibd hands to providers as the name of the machine asked.
- */
-static uint32_t open_client(struct cl_link *c, const char *host, int timeout_ms)
-{
-        char *path = NULL, *h = NULL, *port = NULL;
-        uint32_t e;
-        int r;
-
-        if (is_local(host) || !strncmp(host, "unix:", 5)) {
-                path = is_local(host) ? local_socket() : strdup(host + 5);
-                if (!path)
-                        return PDH_MEMORY_ALLOCATION_FAILURE;
-                r = pv2_client_connect_unix(path, timeout_ms, &c->client);
-                free(path);
-                return r < 0 ? from_errno(r) : ERROR_SUCCESS;
-        }
-        e = split_host(host, &h, &port);
-        if (e)
-                return e;
-        r = pv2_client_connect_tcp(h, port, timeout_ms, &c->client);
-        free(port);
-        if (r < 0) {
-                free(h);
-                return from_errno(r);
-        }
-        c->machine = h;
-        return ERROR_SUCCESS;
-}
-
 /* One cheap call, so that a server that refuses this user says so now. */
 static uint32_t probe(struct cl_link *c)
 {
@@ -155,16 +131,86 @@ static uint32_t probe(struct cl_link *c)
         return e;
 }
 
+/* The local server's socket, or the one "unix:PATH" names.  Malloc'd. */
+static char *unix_path(const char *host, enum cl_origin *ret_origin)
+{
+        if (is_local(host))
+                return local_socket(ret_origin);
+        *ret_origin = CL_GIVEN;
+        return strdup(host + 5);
+}
+
+static uint32_t open_unix(struct cl_link *c, const char *host, int timeout_ms, char *why,
+                          size_t size)
+{
+        struct cl_target t = { .timeout_ms = timeout_ms };
+        char *path = unix_path(host, &t.origin);
+        uint32_t e;
+        int r;
+
+        if (!path)
+                return PDH_MEMORY_ALLOCATION_FAILURE;
+        t.path = path;
+        r = pv2_client_connect_unix(path, timeout_ms, &c->client);
+        e = r < 0 ? from_errno(r) : probe(c);
+        if (e)
+                cl_explain_connect(&t, r < 0 ? r : 0, e, why, size);
+        free(path);
+        return e;
+}
+
+/*
+ * Over TCP, c->machine becomes the host name alone (no port, no
+ * brackets): it is the szMachine of every call, which perflibd hands to
+ * providers as the name of the machine asked.
+ */
+static uint32_t open_tcp(struct cl_link *c, const char *host, int timeout_ms, char *why,
+                         size_t size)
+{
+        struct cl_target t = { .origin = CL_TCP, .timeout_ms = timeout_ms };
+        char *h = NULL, *port = NULL;
+        uint32_t e = split_host(host, &h, &port);
+        int r;
+
+        if (e == PDH_CSTATUS_NO_MACHINE)
+                snprintf(why, size, "cannot connect to '%s': a host is NAME, NAME:PORT, "
+                         "[ADDRESS] or [ADDRESS]:PORT", host);
+        if (e)
+                return e;
+        t.host = h;
+        t.port = port;
+        r = pv2_client_connect_tcp(h, port, timeout_ms, &c->client);
+        if (r == 0) {
+                c->machine = h;         /* t.host stays valid: the link owns it now */
+                h = NULL;
+                e = probe(c);
+        } else
+                e = from_errno(r);
+        if (e)
+                cl_explain_connect(&t, r, e, why, size);
+        free(h);
+        free(port);
+        return e;
+}
+
 bool cl_host_is_local(const char *host)
 {
         return is_local(host);
 }
 
-uint32_t cl_link_open(struct cl_link *l, const char *host, int timeout_ms)
+uint32_t cl_link_open(struct cl_link *l, const char *host, int timeout_ms, char *why,
+                      size_t why_size)
 {
-        uint32_t e = open_client(l, host, timeout_ms);
+        uint32_t e;
 
-        return e ? e : probe(l);
+        why[0] = 0;
+        if (is_local(host) || !strncmp(host, "unix:", 5))
+                e = open_unix(l, host, timeout_ms, why, why_size);
+        else
+                e = open_tcp(l, host, timeout_ms, why, why_size);
+        if (e && !why[0])
+                snprintf(why, why_size, "cannot connect: %s", pcq_status_text(e));
+        return e;
 }
 
 void cl_link_close(struct cl_link *l)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Browsing: the live instances of a counterset with PDH's #n numbering of
- * duplicate names, and the two path lists typeperf prints (pcq_list_paths,
- * pcq_expand_path, freed with pcq_strv_free).  Paths are resolved by
- * client-resolve.c and written by client-path.c.
+ * duplicate names, the two path lists typeperf prints (pcq_list_paths,
+ * pcq_expand_path, freed with pcq_strv_free), and whether a path names
+ * something live (pcq_validate_path).  Paths are resolved by
+ * client-resolve.c and written by client-path.c; why one fails goes to
+ * the connection's error (pcq_conn_error).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +16,7 @@
 #include "client-conn.h"
 #include "client-path.h"
 #include "client-resolve.h"
+#include "suggest.h"
 
 /*
  * The live instances of a counterset, in server order, each with its
@@ -179,19 +183,28 @@ static uint32_t set_paths(pcq_conn *c, const struct pcq_path *p, const struct cl
         return e;
 }
 
+/* A new call on c: the error of the last one no longer applies. */
+static void error_clear(pcq_conn *c)
+{
+        free(c->error);
+        c->error = NULL;
+}
+
 PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_instances,
                                 char ***ret)
 {
         struct pcq_path p = { .instance = (char *) "*", .counter = (char *) "*" };
         struct cl_strv out = { 0 };
+        const struct cl_set *named;
         uint32_t e;
 
         if (!c || !ret)
                 return PDH_INVALID_ARGUMENT;
+        error_clear(c);
         p.host = *c->host ? c->host : NULL;
         e = cl_catalog_load(&c->catalog, &c->link, true);
-        if (!e && object && !cl_catalog_find(&c->catalog, &c->link, object))
-                e = PDH_CSTATUS_NO_OBJECT;
+        if (!e && object)
+                e = cl_resolve_set(c, object, &named, &c->error);
         for (size_t i = 0; !e && i < c->catalog.n; i++) {
                 const struct cl_set *s = &c->catalog.sets[i];
 
@@ -202,20 +215,103 @@ PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_insta
         return strv_finish(&out, e, ret);
 }
 
-PCQ_API uint32_t pcq_expand_path(pcq_conn *c, const char *path, char ***ret)
+/* An instance as a path writes it: "parent/name#n", the parts there are. */
+static char *instance_text(const char *parent, const char *name, uint32_t occurrence)
 {
-        struct cl_strv out = { 0 };
+        char *s;
+
+        if (asprintf(&s, "%s%s%s", parent ? parent : "", parent ? "/" : "", name) < 0)
+                return NULL;
+        if (occurrence) {
+                char *t = s;
+
+                if (asprintf(&s, "%s#%u", t, occurrence) < 0)
+                        s = NULL;
+                free(t);
+        }
+        return s;
+}
+
+/* The live instance nearest to the one p names, offered to sg. */
+static void offer_instances(pcq_conn *c, const struct cl_set *s, struct sg_suggest *sg)
+{
+        struct cl_instance *inst = NULL;
+        size_t n = 0;
+
+        if (cl_instances(c, &s->reg.guid, &inst, &n) != ERROR_SUCCESS)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                char *t = instance_text(NULL, inst[i].name, inst[i].occurrence);
+
+                if (t)
+                        sg_offer(sg, t, strlen(t));
+                free(t);
+        }
+        if (n && cl_set_aggregate(s))
+                sg_offer(sg, CL_TOTAL, strlen(CL_TOTAL));
+        cl_instances_free(inst, n);
+}
+
+/* PDH_CSTATUS_NO_INSTANCE for p, which matched nothing, and why in c->error. */
+static uint32_t no_instance(pcq_conn *c, const struct pcq_path *p, const struct cl_set *s)
+{
+        char *typed = instance_text(p->parent, p->instance ? p->instance : "", p->index);
+        struct sg_suggest sg;
+
+        if (!typed)
+                return PDH_MEMORY_ALLOCATION_FAILURE;
+        if (!p->instance) {
+                cl_say(&c->error, "counterset '%s' has instances and the path names none "
+                       "(\\%s(*)\\%s for all of them)", s->name, s->name, p->counter);
+        } else if (cl_path_has_wildcard(p)) {
+                cl_say(&c->error, "no live instance of counterset '%s' matches '%s'", s->name,
+                       typed);
+        } else {
+                sg_begin(&sg, typed);
+                offer_instances(c, s, &sg);
+                cl_say(&c->error, "no instance '%s' of counterset '%s' is live%s", typed,
+                       s->name, sg_hint(&sg));
+        }
+        free(typed);
+        return PDH_CSTATUS_NO_INSTANCE;
+}
+
+/* The paths path stands for into *out; with must_match, none is an error. */
+static uint32_t expand(pcq_conn *c, const char *path, bool must_match, struct cl_strv *out)
+{
         const struct cl_set *s;
         struct pcq_path p;
         uint32_t e;
 
-        if (!c || !path || !ret)
-                return PDH_INVALID_ARGUMENT;
-        e = cl_resolve(c, path, &p, &s, NULL);
+        error_clear(c);
+        e = cl_resolve(c, path, &p, &s, &c->error);
         if (e)
                 return e;
         /* Single-instance sets have no instance part to expand. */
-        e = set_paths(c, &p, s, true, &out);
+        e = set_paths(c, &p, s, true, out);
+        if (!e && must_match && out->n == 0)
+                e = no_instance(c, &p, s);
         pcq_path_done(&p);
-        return strv_finish(&out, e, ret);
+        return e;
+}
+
+PCQ_API uint32_t pcq_expand_path(pcq_conn *c, const char *path, char ***ret)
+{
+        struct cl_strv out = { 0 };
+
+        if (!c || !path || !ret)
+                return PDH_INVALID_ARGUMENT;
+        return strv_finish(&out, expand(c, path, false, &out), ret);
+}
+
+PCQ_API uint32_t pcq_validate_path(pcq_conn *c, const char *path)
+{
+        struct cl_strv out = { 0 };
+        uint32_t e;
+
+        if (!c || !path)
+                return PDH_INVALID_ARGUMENT;
+        e = expand(c, path, true, &out);
+        pcq_strv_free(out.v);
+        return e;
 }

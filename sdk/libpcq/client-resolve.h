@@ -21,5 +21,14 @@
  */
 uint32_t cl_resolve(pcq_conn *c, const char *path, struct pcq_path *ret_path,
                     const struct cl_set **ret_set, char **ret_error);
+/*
+ * The counterset named object (*ret_set as cl_resolve's), or
+ * PDH_CSTATUS_NO_OBJECT with the sentence, and the nearest name, in
+ * *ret_error (may be NULL).
+ */
+uint32_t cl_resolve_set(pcq_conn *c, const char *object, const struct cl_set **ret_set,
+                        char **ret_error);
+/* Replaces *ret_error (when not NULL) by the malloc'd sentence fmt makes. */
+void cl_say(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* PCQ_CLIENT_RESOLVE_H */

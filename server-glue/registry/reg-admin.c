@@ -31,6 +31,7 @@
 #include "reg-admin.h"
 #include "reg-dir.h"
 #include "registry.h"
+#include "suggest.h"
 
 /* "PROG: message\n" on stderr. */
 static void say(const struct regadm *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -648,11 +649,23 @@ struct target {
         const char *name;
 };
 
+/* Offers the GUID of every installed provider to sg: a digit mistyped in /G:. */
+static void offer_guids(const struct installed *in, struct sg_suggest *sg)
+{
+        char g[REG_GUID_TEXT_MAX];
+
+        for (size_t i = 0; i < in->n_files; i++) {
+                reg_guid_format(&in->files[i].guid, g);
+                sg_offer(sg, g, strlen(g));
+        }
+}
+
 /* Each target's file, or an error naming every one that is not installed. */
 static int find_targets(const struct regadm *a, const struct installed *in,
                         const struct target *t, size_t n, const struct reg_file **files)
 {
         char g[REG_GUID_TEXT_MAX];
+        struct sg_suggest sg;
         int r = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -660,9 +673,11 @@ static int find_targets(const struct regadm *a, const struct installed *in,
                 if (files[i])
                         continue;
                 reg_guid_format(&t[i].guid, g);
-                say(a, "provider %s%s%s%s is not installed (no %s/%s%s)", g,
+                sg_begin(&sg, g);
+                offer_guids(in, &sg);
+                say(a, "provider %s%s%s%s is not installed (no %s/%s%s)%s", g,
                     t[i].name ? " (" : "", t[i].name ? t[i].name : "", t[i].name ? ")" : "",
-                    a->dir, g, REG_MAN_SUFFIX);
+                    a->dir, g, REG_MAN_SUFFIX, sg_hint(&sg));
                 r = -ENOENT;
         }
         return r;
@@ -802,6 +817,22 @@ static void report_ambiguous(const struct regadm *a, const struct installed *in,
         }
 }
 
+/* No provider has that name: say so, with the installed one meant. */
+static void report_unknown_name(const struct regadm *a, const struct installed *in,
+                                const char *name)
+{
+        struct sg_suggest sg;
+
+        sg_begin(&sg, name);
+        for (size_t i = 0; i < in->n_entries; i++) {
+                const char *n = in->entries[i].desc->name;
+
+                if (n)
+                        sg_offer(&sg, n, strlen(n));
+        }
+        say(a, "no installed provider is named '%s' (in %s)%s", name, a->dir, sg_hint(&sg));
+}
+
 int regadm_remove_name(struct regadm *a, const char *name)
 {
         struct installed in = { 0 };
@@ -815,7 +846,7 @@ int regadm_remove_name(struct regadm *a, const char *name)
                 goto done;
         n = match_name(&in, name, &t);
         if (n == 0) {
-                say(a, "no installed provider is named '%s' (in %s)", name, a->dir);
+                report_unknown_name(a, &in, name);
                 r = -ENOENT;
         } else if (n > 1) {
                 report_ambiguous(a, &in, name);

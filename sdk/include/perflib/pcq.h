@@ -88,9 +88,27 @@ typedef struct pcq_conn pcq_conn;
  */
 #define PCQ_DEFAULT_TCP_PORT    "4700"
 PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret);
+/*
+ * Why this thread's last pcq_connect failed, as one line for people: the
+ * socket (and the variable or default that chose it) or the host and
+ * port tried, the system's error, and what to do, e.g. "cannot connect
+ * to the local perflibd at /run/user/1000/perflib/perflibd.sock (in
+ * $PERFLIB_RUNTIME_DIR): No such file or directory; start perflibd with
+ * this PERFLIB_RUNTIME_DIR, or set ...".  "" after a success.  In
+ * thread-local storage, valid until the thread's next pcq_connect.
+ */
+PCQ_API const char *pcq_connect_error(void);
 PCQ_API void pcq_conn_free(pcq_conn *c);
 /* The host as given to pcq_connect, "" for the local machine.  Owned by c. */
 PCQ_API const char *pcq_conn_host(const pcq_conn *c);
+/*
+ * Why the last of pcq_validate_path, pcq_expand_path and pcq_list_paths
+ * on c failed, naming the part of the path at fault and, when one is
+ * close, the name meant ("no counterset named 'Procesor' on the local
+ * machine; did you mean 'Processor'?").  "" when none has failed.  Owned
+ * by c, valid until the next of those calls.
+ */
+PCQ_API const char *pcq_conn_error(const pcq_conn *c);
 
 /*
  * A buffer one call returned: the raw MS-PCQ bytes (little-endian, 8-byte
@@ -453,6 +471,16 @@ PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_insta
                                 char ***ret);
 /* Every path a wildcard path stands for right now, same ownership. */
 PCQ_API uint32_t pcq_expand_path(pcq_conn *c, const char *path, char ***ret);
+/*
+ * Whether path names something that exists now, as PdhValidatePath
+ * says: ERROR_SUCCESS, or PDH_CSTATUS_BAD_COUNTERNAME, NO_MACHINE,
+ * NO_OBJECT, NO_COUNTER, or PDH_CSTATUS_NO_INSTANCE when no live instance
+ * matches its instance part (when pcq_expand_path would give no path).
+ * pcq_conn_error(c) then says which part, with the nearest name.  A query
+ * accepts a path whose instance is missing (pcq_query_add); this is how a
+ * program finds out first, as Windows' typeperf does.
+ */
+PCQ_API uint32_t pcq_validate_path(pcq_conn *c, const char *path);
 PCQ_API void pcq_strv_free(char **v);
 
 #ifdef __cplusplus
