@@ -4,8 +4,8 @@
  * tests/plugins/: which files of the directory it loads, what it logs about
  * the ones it refuses, that a loaded plugin's provider is readable like any
  * other (its reference counter dereferenced in-process), that sync
- * follows files being removed, replaced and added back, and waits for
- * files being written.
+ * follows files being removed, replaced and added back, waits for files
+ * being written, and refuses a plugin publishing what another does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -734,6 +734,52 @@ static void rewritten_in_place(void **state)
         free(so);
 }
 
+/*
+ * Two plugins publishing one provider, or one counterset: the first loaded
+ * keeps it, the other is refused, said once naming both files, and tried
+ * again once the first is gone.
+ */
+static void duplicates(void **state)
+{
+        struct plugins *p = *state;
+
+        install("good", "a.so");
+        install("good", "b.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "a.so"), PLUGIN_RUNNING);
+        assert_int_equal(state_of(p, "b.so"), PLUGIN_FAILED);
+        assert_int_equal(logged(LOG_ERR, "b.so", "plugin b.so: provider " TP_PROVIDER_TEXT(1)
+                                " is already published by plugin a.so, which was loaded first; "
+                                "skipped"), 1);
+        assert_int_equal(tu_count_providers(NULL), 1);
+        check_good_values(1);
+
+        install("good-cset", "c.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "c.so"), PLUGIN_FAILED);
+        assert_int_equal(logged(LOG_ERR, "c.so", "plugin c.so: counterset " TP_CSET_TEXT(1)
+                                " is already published by plugin a.so"), 1);
+        assert_int_equal(tu_count_providers(NULL), 1);
+
+        /* A replaced file keeps its plugin's place; nothing is said again. */
+        install("good", "a.so");
+        sync_settled(p);
+        assert_int_equal(logged(LOG_INFO, "a.so", "started"), 2);
+        assert_int_equal(state_of(p, "a.so"), PLUGIN_RUNNING);
+        assert_int_equal(state_of(p, "b.so"), PLUGIN_FAILED);
+        assert_int_equal(state_of(p, "c.so"), PLUGIN_FAILED);
+        assert_int_equal(problems("b.so") + problems("c.so"), 2);
+
+        /* The first gone, the next in name order takes its place. */
+        remove_file("a.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "b.so"), PLUGIN_RUNNING);
+        assert_int_equal(state_of(p, "c.so"), PLUGIN_FAILED);
+        assert_int_equal(problems("b.so") + problems("c.so"), 2);
+        assert_int_equal(tu_count_providers(NULL), 1);
+        check_good_values(1);
+}
+
 static int count_calls(const struct plugin_info *info, void *userdata)
 {
         (void) info;
@@ -802,6 +848,7 @@ int main(void)
                 T(being_written_waits),
                 T(short_file_reported_once),
                 T(rewritten_in_place),
+                T(duplicates),
                 T(arguments),
 #undef T
         };

@@ -2,8 +2,9 @@
 /*
  * The plugin loader (plugins.h): scans the plugin directory, lets a new or
  * changed file settle, loads a private copy of it (plugin-image.h) with
- * libltdl, validates its descriptor, starts it, and stops and unloads it
- * again when its file goes away or changes.
+ * libltdl, validates its descriptor, starts it, refuses it when it
+ * publishes what another plugin already does (plugin-pub.h), and stops and
+ * unloads it again when its file goes away or changes.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 
 #include "perflib-plugin.h"
 #include "plugin-image.h"
+#include "plugin-pub.h"
 #include "plugins.h"
 #include "reader.h"
 
@@ -50,8 +52,11 @@ struct plugin {
         uint64_t seen;                  /* µs, monotonic: this version found, untouched since */
         uint64_t retry_at;              /* PENDING: not tried before then (µs, monotonic) */
         unsigned short_tries;           /* PENDING: found shorter than its ELF headers say */
-        bool said;                      /* its twin refusal is logged */
+        bool said;                      /* its twin or duplicate refusal is logged */
         bool twin;                      /* FAILED: the same file as a running plugin */
+        char dup_of[NAME_MAX + 1];      /* FAILED: the plugin that published the same first */
+        struct pub *pubs;               /* what it published when last started (malloc'd) */
+        size_t n_pubs;
         struct plugin_image image;      /* while running (fd -1 otherwise) */
         lt_dlhandle handle;             /* only while running */
         void (*stop)(void *state);
@@ -155,6 +160,7 @@ static void plugin_free(struct plugin *e)
         if (!e)
                 return;
         plugin_image_close(&e->image);
+        free(e->pubs);
         free(e->name);
         free(e->file);
         free(e);
@@ -374,26 +380,74 @@ static int plugin_describe(struct plugin *e, start_fn *ret_start)
         return 0;
 }
 
+/*
+ * Refuses e when it published a GUID a running plugin published first:
+ * said once per version of its file, and e is stopped.  -EEXIST then.
+ */
+static int plugin_check_unique(struct plugin *e)
+{
+        const struct plugins *p = e->owner;
+        char guid[PUB_GUID_TEXT];
+
+        for (size_t i = 0; i < p->n; i++) {
+                const struct plugin *o = p->list[i];
+                const struct pub *c;
+
+                if (o == e || o->state != PLUGIN_RUNNING)
+                        continue;
+                c = pub_common(e->pubs, e->n_pubs, o->pubs, o->n_pubs);
+                if (!c)
+                        continue;
+                pub_guid_text(&c->guid, guid);
+                if (!e->said)
+                        plugin_log(e, LOG_ERR, "%s %s is already published by plugin %s, "
+                                   "which was loaded first; skipped",
+                                   c->counterset ? "counterset" : "provider", guid, o->file);
+                e->said = true;
+                snprintf(e->dup_of, sizeof(e->dup_of), "%s", o->file);
+                e->stop(e->opaque);
+                return -EEXIST;
+        }
+        return 0;
+}
+
+/* Runs start, and records what it published. */
 static int plugin_start(struct plugin *e, start_fn start)
 {
+        const char *runtime = e->owner->runtime_dir;
+        struct pub_mark before = { 0 };
+        struct pub *pubs = NULL;
+        size_t n_pubs = 0;
         uint32_t status;
         void *state = NULL;
+        int r;
 
         e->svc = (struct perflib_plugin_services) {
                 .abi = PERFLIB_PLUGIN_ABI,
                 .size = sizeof(e->svc),
                 .log = svc_log,
-                .runtime_dir = e->owner->runtime_dir,
+                .runtime_dir = runtime,
                 .server = e,
         };
+        r = pub_mark(runtime, &before);
         status = start(&e->svc, &state);
         if (status != 0) {
+                pub_mark_done(&before);
                 plugin_log(e, LOG_ERR, "start failed with Win32 error %u; skipped",
                            (unsigned) status);
                 return -EIO;
         }
         e->opaque = state;
-        return 0;
+        if (r == 0)
+                r = pub_since(runtime, &before, &pubs, &n_pubs);
+        pub_mark_done(&before);
+        if (r < 0)
+                plugin_log(e, LOG_WARNING, "cannot tell what it publishes (%s): "
+                           "a duplicate of another plugin would not be noticed", strerror(-r));
+        free(e->pubs);
+        e->pubs = pubs;
+        e->n_pubs = n_pubs;
+        return plugin_check_unique(e);
 }
 
 static void plugin_close(struct plugin *e)
@@ -702,8 +756,30 @@ static void try_load(struct plugins *p, struct plugin *e, uint64_t now)
 }
 
 /*
- * New and changed files first, in name order; then the twins refused
- * earlier whose way is clear now.
+ * Whether a refused twin or duplicate must wait still: while a running
+ * plugin has its file or publishes what it published, or while the plugin
+ * it lost to is being replaced (that one keeps its place).
+ */
+static bool still_refused(const struct plugins *p, const struct plugin *e)
+{
+        struct plugin **winner;
+
+        if (e->twin)
+                return same_file(p, e) != NULL;
+        for (size_t i = 0; i < p->n; i++) {
+                const struct plugin *o = p->list[i];
+
+                if (o != e && o->state == PLUGIN_RUNNING &&
+                    pub_common(e->pubs, e->n_pubs, o->pubs, o->n_pubs))
+                        return true;
+        }
+        winner = find_slot(p->list, p->n, e->dup_of);
+        return winner && (*winner)->state == PLUGIN_PENDING;
+}
+
+/*
+ * New and changed files first, in name order; then the twins and
+ * duplicates refused earlier whose way is clear now.
  */
 static void load_pending(struct plugins *p, uint64_t now)
 {
@@ -713,10 +789,12 @@ static void load_pending(struct plugins *p, uint64_t now)
         for (size_t i = 0; i < p->n; i++) {
                 struct plugin *e = p->list[i];
 
-                if (e->state != PLUGIN_FAILED || !e->twin || same_file(p, e))
+                if (e->state != PLUGIN_FAILED || (!e->twin && !e->dup_of[0]) ||
+                    still_refused(p, e))
                         continue;
                 e->state = PLUGIN_PENDING;
                 e->twin = false;
+                e->dup_of[0] = '\0';
                 try_load(p, e, now);
         }
 }

@@ -25,6 +25,13 @@
  * one that changed while copied.  The caller syncs again at
  * plugins_next_sync(), or the waiting files wait for the next event.
  *
+ * Duplicates: a plugin that publishes a provider or counterset GUID that a
+ * running plugin published (in what their start functions published) is
+ * stopped, unloaded and logged once, naming both files.  The plugin
+ * already running keeps it; of files loaded in one sync, the first in name
+ * order.  The refused one is tried again once the other's file is gone or
+ * no longer publishes it; a replaced file keeps its plugin's place.
+ *
  * Not thread-safe: one thread (the server's main loop) calls these.  The
  * log callback, though, is also called from the plugins' own threads.
  * Functions return 0 or -errno and write ret_ parameters only on success.

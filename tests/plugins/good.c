@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The good test plugin (TP_VARIANT 1 or 2): one provider with one
- * counterset of three counters, the last one by reference, and one
- * instance with its values set.
+ * The good test plugin (TP_VARIANT 1, 2 or 3; TP_CSET_VARIANT optional):
+ * one provider with one counterset of three counters, the last one by
+ * reference, and one instance with its values set.
  */
 #include <stdint.h>
 #include <syslog.h>
@@ -10,10 +10,16 @@
 #include "perflib-plugin.h"
 #include "test-plugin.h"
 
+#ifndef TP_CSET_VARIANT
+#define TP_CSET_VARIANT TP_VARIANT
+#endif
+
 #if TP_VARIANT == 1
 #define NAME "good"
-#else
+#elif TP_VARIANT == 2
 #define NAME "good2"
+#else
+#define NAME "good-cset"
 #endif
 
 static const GUID provider = TP_PROVIDER_GUID(TP_VARIANT);
@@ -23,7 +29,7 @@ static struct {
         PERF_COUNTER_INFO counters[3];
 } template = {
         .set = {
-                .CounterSetGuid = TP_CSET_GUID(TP_VARIANT),
+                .CounterSetGuid = TP_CSET_GUID(TP_CSET_VARIANT),
                 .ProviderGuid = TP_PROVIDER_GUID(TP_VARIANT),
                 .NumCounters = 3,
                 .InstanceType = PERF_COUNTERSET_MULTI_INSTANCES,

@@ -8,9 +8,15 @@
 
 #include "perflib.h"
 
-/* good.c is built twice, as variant 1 ("good") and 2 ("good2"). */
+/*
+ * good.c is built as variant 1 ("good") and 2 ("good2"), and as
+ * "good-cset", variant 3's provider publishing variant 1's counterset.
+ */
 #define TP_PROVIDER_GUID(v) { 0x9106e001, 0x7e57, 0x4a11, { 1, 2, 3, 4, 5, 6, 7, (v) } }
 #define TP_CSET_GUID(v)     { 0x9106e002, 0x7e57, 0x4a11, { 1, 2, 3, 4, 5, 6, 7, (v) } }
+/* How the loader names them in its logs. */
+#define TP_PROVIDER_TEXT(v) "{9106e001-7e57-4a11-0102-03040506070" #v "}"
+#define TP_CSET_TEXT(v)     "{9106e002-7e57-4a11-0102-03040506070" #v "}"
 
 #define TP_INSTANCE_NAME L"plugin-instance"
 #define TP_INSTANCE_ID   7u
