@@ -4,6 +4,7 @@
  * cmocka so the benches can link it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -294,6 +295,17 @@ long du_status_kib(pid_t pid, const char *field)
                 }
         fclose(f);
         return kib;
+}
+
+int du_stderr_to(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        unsetenv("JOURNAL_STREAM");
+        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+                return -errno;
+        close(fd);
+        return 0;
 }
 
 int du_count_lines(const char *path, const char *needle)

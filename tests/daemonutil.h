@@ -101,6 +101,12 @@ int du_raw_bind(int fd);
 void du_request_header(uint8_t h[24], uint8_t flags, uint16_t frag_len, uint32_t hint);
 int du_closed(int fd, int timeout_ms);
 
+/*
+ * For in_child: perflibd's stderr to the file at path (made or emptied), in
+ * plain lines even under systemd, for a test to read what it logs.
+ */
+int du_stderr_to(const char *path);
+
 /* A field of /proc/PID/status in kB ("VmRSS", "VmSize", "VmHWM"), or -1. */
 long du_status_kib(pid_t pid, const char *field);
 /* Lines of the file at path that contain needle (every line for ""); 0 without the file. */

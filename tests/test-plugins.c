@@ -3,8 +3,9 @@
  * The plugin loader (server-glue/plugins/) against the test plugins of
  * tests/plugins/: which files of the directory it loads, what it logs about
  * the ones it refuses, that a loaded plugin's provider is readable like any
- * other (its reference counter dereferenced in-process), and that sync
- * follows files being removed, replaced and added back.
+ * other (its reference counter dereferenced in-process), that sync
+ * follows files being removed, replaced and added back, waits for files
+ * being written, and refuses a plugin publishing what another does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 #include <wchar.h>
 #include <cmocka.h>
@@ -90,6 +92,17 @@ static size_t logged(int priority, const char *file, const char *text)
                 assert_non_null(strstr(l->message, file));
                 n++;
         }
+        return n;
+}
+
+/* Messages about file at LOG_WARNING or worse. */
+static size_t problems(const char *file)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < n_logs; i++)
+                n += logs[i].file && strcmp(logs[i].file, file) == 0 &&
+                     logs[i].priority <= LOG_WARNING;
         return n;
 }
 
@@ -167,6 +180,43 @@ static void remove_file(const char *file)
         assert_int_equal(unlink(path), 0);
 }
 
+/* The built module's bytes, malloc'd. */
+static uint8_t *module_bytes(const char *module, size_t *ret_size)
+{
+        char path[PATH_MAX];
+        struct stat st;
+        uint8_t *buf;
+        int fd;
+
+        module_path(path, module);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        buf = malloc((size_t) st.st_size);
+        assert_non_null(buf);
+        assert_int_equal(read(fd, buf, (size_t) st.st_size), st.st_size);
+        close(fd);
+        *ret_size = (size_t) st.st_size;
+        return buf;
+}
+
+/* Opens file of the directory to write it in place, as cp(1) does: created or truncated. */
+static int open_in_place(const char *file)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        path_in_dir(path, file);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        return fd;
+}
+
+static void write_all(int fd, const uint8_t *buf, size_t size)
+{
+        assert_int_equal(write(fd, buf, size), (ssize_t) size);
+}
+
 static void link_to(const char *target, const char *file)
 {
         char path[PATH_MAX];
@@ -222,11 +272,40 @@ static const char *name_of(const struct plugins *p, const char *file)
         return k.name;
 }
 
+/* ---- syncing ---- */
+
+/* The loader's settle time in these tests: a file is tried 10 ms after it was last touched. */
+#define SETTLE_MS 10u
+
+static void sleep_until(uint64_t usec)
+{
+        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000u),
+                               .tv_nsec = (long) (usec % 1000000u) * 1000 };
+
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+}
+
+/* Syncs as perflibd does, again when the loader asks, until no file waits (10 s at most). */
+static void sync_settled(struct plugins *p)
+{
+        for (int i = 0; i < 1000; i++) {
+                uint64_t at;
+
+                assert_int_equal(plugins_sync(p), 0);
+                at = plugins_next_sync(p);
+                if (at == 0)
+                        return;
+                sleep_until(at);
+        }
+        fail_msg("the plugin files never settled");
+}
+
 /* ---- fixtures ---- */
 
 static int setup(void **state)
 {
-        const struct plugins_config cfg = { .log = capture };
+        const struct plugins_config cfg = { .log = capture, .settle_ms = SETTLE_MS };
         const char *base = getenv("PERFLIB_TEST_TMPDIR");
         struct plugins *p = NULL;
 
@@ -343,7 +422,7 @@ static void good_loads_bad_skipped(void **state)
         assert_int_equal(mkdir(dir, 0755), 0);
         write_file("notes.txt", "hello\n");
 
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(plugins_count(p, PLUGIN_RUNNING), 1);
         assert_int_equal(plugins_count(p, PLUGIN_FAILED), sizeof(bad) / sizeof(bad[0]) + 1);
         assert_int_equal(state_of(p, "good.so"), PLUGIN_RUNNING);
@@ -377,6 +456,7 @@ static void good_loads_bad_skipped(void **state)
         /* Nothing changed: nothing is tried again, nothing is logged. */
         logs_clear();
         assert_int_equal(plugins_sync(p), 0);
+        assert_int_equal(plugins_next_sync(p), 0);
         assert_int_equal(n_logs, 0);
         assert_int_equal(plugins_count(p, PLUGIN_RUNNING), 1);
         assert_int_equal(plugins_count(p, PLUGIN_FAILED), sizeof(bad) / sizeof(bad[0]) + 1);
@@ -387,19 +467,19 @@ static void removed_then_added_back(void **state)
         struct plugins *p = *state;
 
         install("good", "good.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(tu_count_providers(NULL), 1);
         check_good_values(1);
 
         remove_file("good.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "good.so"), -1);
         assert_int_equal(plugins_count(p, PLUGIN_RUNNING), 0);
         assert_int_equal(logged(LOG_INFO, "good.so", "stopped \"good\" (file removed)"), 1);
         assert_int_equal(tu_count_providers(NULL), 0);
 
         install("good", "good.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "good.so"), PLUGIN_RUNNING);
         assert_int_equal(logged(LOG_INFO, "good.so", "started \"good\""), 2);
         assert_int_equal(tu_count_providers(NULL), 1);
@@ -412,11 +492,11 @@ static void replaced_is_reloaded(void **state)
         char path[PATH_MAX];
 
         install("good", "good.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
 
         /* A new inode under the same name. */
         install("good", "good.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(logged(LOG_INFO, "good.so", "stopped \"good\" (file replaced)"), 1);
         assert_int_equal(logged(LOG_INFO, "good.so", "started \"good\""), 2);
 
@@ -425,7 +505,7 @@ static void replaced_is_reloaded(void **state)
         assert_int_equal(utimensat(AT_FDCWD, path,
                                    (const struct timespec[2]) { { 0, UTIME_OMIT }, { 12345, 0 } },
                                    0), 0);
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(logged(LOG_INFO, "good.so", "stopped \"good\" (file replaced)"), 2);
         assert_int_equal(logged(LOG_INFO, "good.so", "started \"good\""), 3);
         assert_int_equal(plugins_count(p, PLUGIN_RUNNING), 1);
@@ -434,10 +514,10 @@ static void replaced_is_reloaded(void **state)
 
         /* A failed file is tried again once it changes. */
         write_file("x.so", "garbage");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "x.so"), PLUGIN_FAILED);
         install("good2", "x.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "x.so"), PLUGIN_RUNNING);
         assert_string_equal(name_of(p, "x.so"), "good2");
         assert_int_equal(tu_count_providers(NULL), 2);
@@ -454,7 +534,7 @@ static void symlinks(void **state)
         link_to(target, "twin.so");
         link_to("/nonexistent/plugin.so", "dangling.so");
         link_to("/", "root.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "linked.so"), PLUGIN_RUNNING);
         /* The dynamic linker would hand out the running copy a second time. */
         assert_int_equal(state_of(p, "twin.so"), PLUGIN_FAILED);
@@ -466,12 +546,12 @@ static void symlinks(void **state)
         check_good_values(1);
 
         /* Said once, not on every sync. */
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(logged(LOG_ERR, "twin.so", "same file as"), 1);
 
         /* Once the first is gone, its twin loads in its place. */
         remove_file("linked.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "twin.so"), PLUGIN_RUNNING);
         assert_int_equal(tu_count_providers(NULL), 1);
         check_good_values(1);
@@ -483,7 +563,7 @@ static void writable_by_others(void **state)
         char path[PATH_MAX];
 
         install_mode("good", "open.so", 0757);
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "open.so"), PLUGIN_FAILED);
         assert_int_equal(logged(LOG_ERR, "open.so", "writable by others; skipped"), 1);
         assert_int_equal(tu_count_providers(NULL), 0);
@@ -491,7 +571,7 @@ static void writable_by_others(void **state)
         /* A mode change is a change of the file: tried again. */
         path_in_dir(path, "open.so");
         assert_int_equal(chmod(path, 0755), 0);
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "open.so"), PLUGIN_RUNNING);
         assert_int_equal(tu_count_providers(NULL), 1);
 }
@@ -502,7 +582,7 @@ static void free_stops_all(void **state)
 
         install("good", "a.so");
         install("good2", "b.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(plugins_count(p, PLUGIN_RUNNING), 2);
         assert_int_equal(tu_count_providers(NULL), 2);
         check_good_values(1);
@@ -518,13 +598,13 @@ static void free_stops_all(void **state)
 /* A directory that cannot be read changes nothing; a missing one is empty. */
 static void directory_errors(void **state)
 {
-        const struct plugins_config cfg = { .log = capture };
+        const struct plugins_config cfg = { .log = capture, .settle_ms = SETTLE_MS };
         struct plugins *p = *state, *q = NULL;
         char moved[PATH_MAX + 8];
         FILE *f;
 
         install("good", "good.so");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
 
         /* The directory replaced by a file: an error, and the plugin keeps running. */
         snprintf(moved, sizeof(moved), "%s.moved", plugin_dir);
@@ -542,14 +622,162 @@ static void directory_errors(void **state)
         assert_non_null(strstr(logs[0].message, plugin_dir));
         assert_int_equal(unlink(plugin_dir), 0);
         assert_int_equal(rename(moved, plugin_dir), 0);
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(state_of(p, "good.so"), PLUGIN_RUNNING);
         assert_int_equal(logged(-1, "good.so", "stopped"), 0);
 
         assert_int_equal(plugins_new("/nonexistent/perflib-plugins", &cfg, &q), 0);
-        assert_int_equal(plugins_sync(q), 0);
+        sync_settled(q);
         assert_int_equal(plugins_count(q, PLUGIN_RUNNING) + plugins_count(q, PLUGIN_FAILED), 0);
         plugins_free(q);
+}
+
+/*
+ * A file being written is not loaded, and nothing is said about it, until
+ * it is complete: neither while it is young nor when its writer pauses.
+ */
+static void being_written_waits(void **state)
+{
+        /* Its own loader, whose retries (31 settle times) outlast a loaded machine's stall. */
+        const struct plugins_config cfg = { .log = capture, .settle_ms = 100 };
+        struct plugins *p = NULL;
+        size_t size;
+        uint8_t *so = module_bytes("good", &size);
+        int fd = open_in_place("slow.so");
+
+        assert_int_equal(plugins_new(plugin_dir, &cfg, &p), 0);
+        write_all(fd, so, size / 2);
+        assert_int_equal(plugins_sync(p), 0);
+        assert_int_equal(state_of(p, "slow.so"), PLUGIN_PENDING);
+        assert_true(plugins_next_sync(p) > 0);
+
+        /* The writer pauses: the file settles, is found short and waits again. */
+        usleep(200000);
+        assert_int_equal(plugins_sync(p), 0);
+        assert_int_equal(state_of(p, "slow.so"), PLUGIN_PENDING);
+        assert_true(logged(LOG_DEBUG, "slow.so", "its ELF headers need; trying again") > 0);
+        assert_int_equal(tu_count_providers(NULL), 0);
+
+        write_all(fd, so + size / 2, size - size / 2);
+        assert_int_equal(close(fd), 0);
+        sync_settled(p);
+        assert_int_equal(state_of(p, "slow.so"), PLUGIN_RUNNING);
+        assert_int_equal(logged(LOG_INFO, "slow.so", "started \"good\""), 1);
+        assert_int_equal(problems("slow.so"), 0);
+        check_good_values(1);
+        plugins_free(p);
+        free(so);
+}
+
+/* A file cut short is reported once, after its retries, with its size and what it needs. */
+static void short_file_reported_once(void **state)
+{
+        struct plugins *p = *state;
+        size_t size;
+        uint8_t *so = module_bytes("good", &size);
+        int fd = open_in_place("cut.so");
+
+        write_all(fd, so, 1000);
+        assert_int_equal(close(fd), 0);
+        write_file("empty.so", "");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "cut.so"), PLUGIN_FAILED);
+        assert_int_equal(state_of(p, "empty.so"), PLUGIN_FAILED);
+        assert_int_equal(logged(LOG_ERR, "cut.so", "plugin cut.so: 1000 bytes, shorter than the "),
+                         1);
+        assert_int_equal(logged(LOG_ERR, "empty.so", "plugin empty.so: 0 bytes, shorter than the"),
+                         1);
+        assert_int_equal(problems("cut.so") + problems("empty.so"), 2);
+        assert_int_equal(logged(LOG_DEBUG, "cut.so", "trying again"), 5);
+
+        /* Said once; completed, it loads. */
+        sync_settled(p);
+        assert_int_equal(problems("cut.so"), 1);
+        install("good", "cut.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "cut.so"), PLUGIN_RUNNING);
+        assert_int_equal(problems("cut.so"), 1);
+        free(so);
+}
+
+/*
+ * A running plugin's file rewritten in place: the plugin runs from the
+ * loader's copy, so stopping it while its file is truncated is safe (from
+ * the file itself, its code would be gone: SIGBUS), and the new content
+ * loads once written.
+ */
+static void rewritten_in_place(void **state)
+{
+        struct plugins *p = *state;
+        size_t size;
+        uint8_t *so = module_bytes("good2", &size);
+        int fd;
+
+        install("good", "good.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "good.so"), PLUGIN_RUNNING);
+
+        fd = open_in_place("good.so");
+        assert_int_equal(plugins_sync(p), 0);
+        assert_int_equal(logged(LOG_INFO, "good.so", "stopped \"good\" (file replaced)"), 1);
+        assert_int_equal(state_of(p, "good.so"), PLUGIN_PENDING);
+        assert_int_equal(tu_count_providers(NULL), 0);
+
+        write_all(fd, so, size);
+        assert_int_equal(close(fd), 0);
+        sync_settled(p);
+        assert_int_equal(state_of(p, "good.so"), PLUGIN_RUNNING);
+        assert_string_equal(name_of(p, "good.so"), "good2");
+        assert_int_equal(problems("good.so"), 0);
+        assert_int_equal(tu_count_providers(NULL), 1);
+        check_good_values(2);
+        free(so);
+}
+
+/*
+ * Two plugins publishing one provider, or one counterset: the first loaded
+ * keeps it, the other is refused, said once naming both files, and tried
+ * again once the first is gone.
+ */
+static void duplicates(void **state)
+{
+        struct plugins *p = *state;
+
+        install("good", "a.so");
+        install("good", "b.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "a.so"), PLUGIN_RUNNING);
+        assert_int_equal(state_of(p, "b.so"), PLUGIN_FAILED);
+        assert_int_equal(logged(LOG_ERR, "b.so", "plugin b.so: provider " TP_PROVIDER_TEXT(1)
+                                " is already published by plugin a.so, which was loaded first; "
+                                "skipped"), 1);
+        assert_int_equal(tu_count_providers(NULL), 1);
+        check_good_values(1);
+
+        install("good-cset", "c.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "c.so"), PLUGIN_FAILED);
+        assert_int_equal(logged(LOG_ERR, "c.so", "plugin c.so: counterset " TP_CSET_TEXT(1)
+                                " is already published by plugin a.so"), 1);
+        assert_int_equal(tu_count_providers(NULL), 1);
+
+        /* A replaced file keeps its plugin's place; nothing is said again. */
+        install("good", "a.so");
+        sync_settled(p);
+        assert_int_equal(logged(LOG_INFO, "a.so", "started"), 2);
+        assert_int_equal(state_of(p, "a.so"), PLUGIN_RUNNING);
+        assert_int_equal(state_of(p, "b.so"), PLUGIN_FAILED);
+        assert_int_equal(state_of(p, "c.so"), PLUGIN_FAILED);
+        assert_int_equal(problems("b.so") + problems("c.so"), 2);
+
+        /* The first gone, the next in name order takes its place. */
+        remove_file("a.so");
+        sync_settled(p);
+        assert_int_equal(state_of(p, "b.so"), PLUGIN_RUNNING);
+        assert_int_equal(state_of(p, "c.so"), PLUGIN_FAILED);
+        assert_int_equal(problems("b.so") + problems("c.so"), 2);
+        assert_int_equal(tu_count_providers(NULL), 1);
+        check_good_values(1);
 }
 
 static int count_calls(const struct plugin_info *info, void *userdata)
@@ -560,6 +788,7 @@ static int count_calls(const struct plugin_info *info, void *userdata)
 
 static void arguments(void **state)
 {
+        const struct plugins_config quiet = { .settle_ms = SETTLE_MS };
         struct plugins *p = *state, *q = NULL;
         char *dir = NULL;
         int calls = 0;
@@ -569,6 +798,10 @@ static void arguments(void **state)
         assert_int_equal(plugins_new(plugin_dir, NULL, NULL), -EINVAL);
         assert_null(q);
         assert_int_equal(plugins_sync(NULL), -EINVAL);
+        assert_int_equal(plugins_next_sync(NULL), 0);
+        assert_int_equal(plugins_new(plugin_dir, NULL, &q), 0);
+        plugins_free(q);
+        q = NULL;
         assert_int_equal(plugins_count(NULL, PLUGIN_RUNNING), 0);
         assert_int_equal(plugins_foreach(NULL, count_calls, NULL), -EINVAL);
         assert_int_equal(plugins_foreach(p, NULL, NULL), -EINVAL);
@@ -578,14 +811,14 @@ static void arguments(void **state)
         install("good", "a.so");
         install("good2", "b.so");
         write_file("c.so", "");
-        assert_int_equal(plugins_sync(p), 0);
+        sync_settled(p);
         assert_int_equal(plugins_foreach(p, count_calls, &calls), 42);
         assert_int_equal(calls, 2);
 
-        /* No configuration: messages are dropped, plugins still load. */
-        assert_int_equal(plugins_new(plugin_dir, NULL, &q), 0);
+        /* No log callback: messages are dropped, plugins still load. */
+        assert_int_equal(plugins_new(plugin_dir, &quiet, &q), 0);
         remove_file("b.so");
-        assert_int_equal(plugins_sync(q), 0);
+        sync_settled(q);
         assert_int_equal(plugins_count(q, PLUGIN_RUNNING), 1);
         assert_int_equal(plugins_count(q, PLUGIN_FAILED), 1);
         plugins_free(q);
@@ -612,6 +845,10 @@ int main(void)
                 T(writable_by_others),
                 T(free_stops_all),
                 T(directory_errors),
+                T(being_written_waits),
+                T(short_file_reported_once),
+                T(rewritten_in_place),
+                T(duplicates),
                 T(arguments),
 #undef T
         };

@@ -48,13 +48,7 @@ static const GUID cset_b = { 0x7e50c004, 0x1, 0x2, { 1, 2, 3, 4, 5, 6, 7, 8 } };
 /* perflibd's stderr goes to log_path, so the test counts its lines. */
 static int child_log(void)
 {
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-        unsetenv("JOURNAL_STREAM");
-        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
-                return -1;
-        close(fd);
-        return 0;
+        return du_stderr_to(log_path);
 }
 
 static int child_low_nofile(void)

@@ -54,6 +54,7 @@ struct daemon {
         size_t n_reg;
         const struct ctrpp_provider_desc **reg_descs;
         struct plugins *plugins;
+        sd_event_source *plugin_timer;  /* a plugin file waits: plugins_next_sync */
 
         /* Client connections, each served by a thread of its own (conn.c). */
         pthread_mutex_t conns_lock;

@@ -20,6 +20,7 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -430,6 +431,31 @@ static int registry_load(struct daemon *d)
         return r;
 }
 
+static int on_plugin_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Syncs again when a plugin file waits to settle or to be tried again. */
+static void plugins_arm(struct daemon *d)
+{
+        uint64_t at = plugins_next_sync(d->plugins);
+        int r;
+
+        if (at == 0) {
+                if (d->plugin_timer)
+                        sd_event_source_set_enabled(d->plugin_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!d->plugin_timer) {
+                r = sd_event_add_time(d->event, &d->plugin_timer, CLOCK_MONOTONIC, at, 1000,
+                                      on_plugin_timer, d);
+                if (r < 0)
+                        log_warning("plugins: no timer (%s): a file still being written "
+                                    "loads at the next change or SIGHUP", strerror(-r));
+                return;
+        }
+        sd_event_source_set_time(d->plugin_timer, at);
+        sd_event_source_set_enabled(d->plugin_timer, SD_EVENT_ONESHOT);
+}
+
 /* Plugins are stopped and unloaded only while no request is waiting on a provider. */
 static void plugins_resync(struct daemon *d)
 {
@@ -440,14 +466,28 @@ static void plugins_resync(struct daemon *d)
         plugins_sync(d->plugins);
         ns_runtime_changed(d->ns);
         ns_unlock(d->ns);
+        plugins_arm(d);
+}
+
+static int on_plugin_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        plugins_resync(userdata);
+        return 0;
 }
 
 /* ---- plugins ---- */
 
-/* Also called from plugins' own threads: log_msg writes one line at a time. */
+/*
+ * Also called from plugins' own threads: log_msg writes one line at a time.
+ * The rate limit goes by format (log.h): errors and warnings get one of
+ * their own ("%-s" prints as "%s"), never suppressed for plugins' chatter.
+ */
 static void plugin_log(void *userdata, int priority, const char *file, const char *message)
 {
-        log_msg(priority, "%s", message);
+        if (priority <= LOG_WARNING)
+                log_msg(priority, "%-s", message);
+        else
+                log_msg(priority, "%s", message);
 }
 
 static void plugins_start(struct daemon *d)
@@ -464,6 +504,7 @@ static void plugins_start(struct daemon *d)
         if (r < 0 && r != -ENOENT)
                 log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
         ns_runtime_changed(d->ns);
+        plugins_arm(d);
 }
 
 /* ---- watching directories ---- */
@@ -489,6 +530,8 @@ static int on_registry(sd_event_source *s, const struct inotify_event *ev, void 
 
 static int on_plugins(sd_event_source *s, const struct inotify_event *ev, void *userdata)
 {
+        if (ev->len > 0 && ev->name[0] == '.')
+                return 0;
         plugins_resync(userdata);
         return 0;
 }
@@ -526,7 +569,12 @@ static void watch_all(struct daemon *d)
                 watch(d, "users'", users, IN_CREATE | IN_MOVED_TO | IN_DELETE, on_runtime);
         free(users);
         watch(d, "registry", d->registry_dir, files, on_registry);
-        watch(d, "plugin", d->plugin_dir, files, on_plugins);
+        /*
+         * Not IN_CREATE: a file created is still being written.  The loader
+         * lets it settle (install(1) changes its mode after closing it).
+         */
+        watch(d, "plugin", d->plugin_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
+              IN_DELETE | IN_ATTRIB, on_plugins);
 }
 
 /* ---- listeners ---- */
@@ -664,6 +712,7 @@ static void daemon_done(struct daemon *d)
 {
         conns_stop(d);
         plugins_free(d->plugins);
+        sd_event_source_unref(d->plugin_timer);
         if (d->socket_path)
                 unlink(d->socket_path);
         sd_event_unref(d->event);
@@ -694,8 +743,9 @@ static int run(struct daemon *d)
         ns_set_log(d->ns, ns_log_to_log, d);
         ns_set_max_per_user(d->ns, d->max_countersets);
         registry_load(d);
-        plugins_start(d);
+        /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);
+        plugins_start(d);
         if ((r = listen_all(d)) < 0)
                 return r;
         status_update(d);

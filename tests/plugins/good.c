@@ -1,19 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The good test plugin (TP_VARIANT 1 or 2): one provider with one
- * counterset of three counters, the last one by reference, and one
- * instance with its values set.
+ * The good test plugin (TP_VARIANT 1, 2 or 3; TP_CSET_VARIANT and TP_STAMP
+ * optional): one provider with one counterset of three counters, the last
+ * one by reference, and one instance with its values set.
  */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "perflib-plugin.h"
 #include "test-plugin.h"
 
+#ifndef TP_CSET_VARIANT
+#define TP_CSET_VARIANT TP_VARIANT
+#endif
+#ifndef TP_STAMP
+#define TP_STAMP 0
+#endif
+
 #if TP_VARIANT == 1
 #define NAME "good"
-#else
+#elif TP_VARIANT == 2
 #define NAME "good2"
+#else
+#define NAME "good-cset"
 #endif
 
 static const GUID provider = TP_PROVIDER_GUID(TP_VARIANT);
@@ -23,7 +36,7 @@ static struct {
         PERF_COUNTER_INFO counters[3];
 } template = {
         .set = {
-                .CounterSetGuid = TP_CSET_GUID(TP_VARIANT),
+                .CounterSetGuid = TP_CSET_GUID(TP_CSET_VARIANT),
                 .ProviderGuid = TP_PROVIDER_GUID(TP_VARIANT),
                 .NumCounters = 3,
                 .InstanceType = PERF_COUNTERSET_MULTI_INSTANCES,
@@ -38,6 +51,23 @@ static struct {
 
 static ULONGLONG referenced;
 
+#ifdef TP_PAD_BYTES
+/* Bulk, in the file: a copy of it takes long enough to be seen half done. */
+__attribute__((used)) static const unsigned char pad[TP_PAD_BYTES] = { 1 };
+#endif
+
+/* Counts the starts across loads, which share nothing else. */
+static void note_start(void)
+{
+        const char *path = getenv(TP_STARTS_ENV);
+        int fd = path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+
+        if (fd >= 0) {
+                (void) !write(fd, NAME "\n", strlen(NAME "\n"));
+                close(fd);
+        }
+}
+
 static uint32_t start(const struct perflib_plugin_services *svc, void **state)
 {
         PPERF_COUNTERSET_INSTANCE inst;
@@ -51,7 +81,7 @@ static uint32_t start(const struct perflib_plugin_services *svc, void **state)
         if (status != ERROR_SUCCESS)
                 goto fail;
         inst = PerfCreateInstance(h, &template.set.CounterSetGuid, TP_INSTANCE_NAME,
-                                  TP_INSTANCE_ID);
+                                  TP_STAMPED_ID(TP_STAMP));
         if (!inst) {
                 status = GetLastError();
                 goto fail;
@@ -66,6 +96,7 @@ static uint32_t start(const struct perflib_plugin_services *svc, void **state)
         /* Only a reader that dereferences the counter sees this. */
         referenced = TP_VALUE_REF;
         svc->log(svc, LOG_NOTICE, "%s (runtime dir %s)", TP_HELLO, svc->runtime_dir);
+        note_start();
         *state = h;
         return ERROR_SUCCESS;
 fail:

@@ -30,10 +30,28 @@
  *
  * Installing: the plugin directory holds NAME.so files, each a regular file
  * or a symbolic link to one; names starting with '.' are ignored, so are
- * subdirectories.  perflibd loads new files, and stops and unloads a plugin
- * whose file is removed or replaced (a new inode or modification time).
- * Replace a plugin by renaming a new file over it (install(1) does), never
- * by rewriting it in place: the running copy is mapped from that file.
+ * subdirectories.  perflibd acts on a file when it is closed after writing
+ * or renamed into place, never when it is created, and loads it once
+ * nothing has touched it for 0.1 s; it loads a private copy, so what
+ * happens to the file afterwards never reaches the running plugin.  Every
+ * usual way is safe, and replacing a loaded plugin's file by any of them
+ * stops the old plugin and starts the new one, once each, with no error:
+ *
+ *      install -m 644 x.so DIR/   a new file (an old one removed first),
+ *                                 loaded after install sets its mode
+ *      cp x.so DIR/               written in place, over an old file too
+ *      mv x.so DIR/               renamed into place (from another file
+ *                                 system mv copies: as cp)
+ *
+ * A file still shorter than its ELF headers say once it settled is tried
+ * again for 3 s before it is reported; see perflibd(8), PLUGINS.  Since a
+ * copy is loaded, dladdr(3) and $ORIGIN name "/proc/self/fd/N", not the
+ * file: a plugin finds its data from its configuration, not its path.
+ *
+ * Two plugins publishing the same provider or counterset GUID: the first
+ * loaded keeps it (the one already running; of files found together, the
+ * first by name), the other is stopped and unloaded and an error names
+ * both files, once.
  */
 #ifndef PERFLIB_PERFLIB_PLUGIN_H
 #define PERFLIB_PERFLIB_PLUGIN_H
