@@ -207,7 +207,7 @@ check_run() {
                 errors=$(printf '%s\n' "$errors" |
                         grep -v ': plugin myqueues\.so: cannot load: .*; skipped$' || true)
         fi
-        [ -z "$errors" ] || fail "$d: perflibd logged an error: $(cat "$log")"
+        [ -z "$errors" ] || fail "$d: perflibd logged an error: $errors"
         [ -s "$d/exits" ] || fail "$d: the section started no background program"
         if awk '$2 != 0 { exit 1 }' "$d/exits"; then :; else
                 fail "$d: a program the section started and stopped did not exit 0 (pid status: $(cat "$d/exits"))"
