@@ -12,7 +12,9 @@
 #      and a provider process beside it (samples/usermode: the spec's
 #      example manifest);
 #   3. shows a few samples of three counters through typeperf;
-#   4. stops both cleanly (SIGTERM, then waits) and checks they exited 0.
+#   4. stops both cleanly (SIGTERM, then waits) and checks they exited 0;
+#   5. prints what to try next, starting with the build tree's environment
+#      (BUILD_DIR/perflib-env.sh, see README.md).
 #
 # BUILD_DIR (default ./build) and setup's arguments work as for setup.sh;
 # SAMPLES (default 5) is how many samples typeperf shows.
@@ -111,13 +113,22 @@ for var in provider_pid perflibd_pid; do
         [ "$status" -eq 0 ] || die "pid $pid exited with status $status"
 done
 
+# The build tree's own environment, named as it is typed from the top of
+# the clone.
+env_script=$build_dir/perflib-env.sh
+case $env_script in
+"$srcdir"/*) env_script=${env_script#"$srcdir"/} ;;
+esac
+
 cat <<EOF
 quickstart: done.
 
-Next steps (same environment: PERFLIB_RUNTIME_DIR=$PERFLIB_RUNTIME_DIR):
-  - start the server yourself:     $perflibd_bin -r $state/run -R $state/registry -p $state/plugins
-  - list every counter:            PERFLIB_RUNTIME_DIR=$state/run $typeperf_bin -q
-  - watch any of them:             PERFLIB_RUNTIME_DIR=$state/run $typeperf_bin '\\Process(*)\\% Processor Time' -sc 3
-  - write your own provider:       the tutorial in README.md, samples/README.md
-  - run every test:                scripts/test.sh
+Next steps, with the build tree as an installation of its own (README.md):
+$(printf '  %-30s  # %s' ". $env_script" "its programs, pkg-config, man pages, state")
+  perflibd &                      # serve the Linux providers built there
+  typeperf -q                     # list every counter
+  typeperf '\\Process(*)\\% Processor Time' -sc 3
+  man typeperf
+Then write a provider of your own: README.md, "Writing a provider".
+Every test: scripts/test.sh
 EOF

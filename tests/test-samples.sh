@@ -74,18 +74,6 @@ if pkgconfig --exists pcq; then
                 fail "building samples/consumer"
 fi
 
-# The README's tutorial, as written there: its manifest and plugin build.
-mkdir "$tmp/tutorial"
-awk '/^## Tutorial/ { on = 1 } on && /^```xml$/ { f = "queue.man"; next }
-     on && /^```c$/ { f = "myqueues.c"; next } /^```$/ { f = "" }
-     f { print > (dir "/" f) }' dir="$tmp/tutorial" "$top_srcdir/README.md"
-(cd "$tmp/tutorial" && ctrpp -Werror queue.man >/dev/null &&
-        $cc $san -shared -fPIC -fvisibility=hidden -o myqueues.so myqueues.c queue_strings.c \
-                $(pkgconfig --cflags --libs perflib)) ||
-        fail "building the README's tutorial plugin"
-nm -D --defined-only "$tmp/tutorial/myqueues.so" | grep -q ' T perflib_plugin_entry_v1$' ||
-        fail "the tutorial plugin has no entry point"
-
 SAMPLES_USERMODE="$tmp/usermode/usermode-provider" \
 SAMPLES_KERNELMODE="$tmp/kernelmode/kernelmode-provider" \
 SAMPLES_PLUGIN="$tmp/plugin/sample-plugin.so" \
