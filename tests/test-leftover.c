@@ -40,6 +40,14 @@ static unsigned count_sockets(void)
         return n;
 }
 
+/* What these tests are about; nohup or a CI runner may have left SIGHUP ignored. */
+static void default_signals(void)
+{
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+}
+
 static void start_provider(void)
 {
         HANDLE h;
@@ -56,6 +64,7 @@ static void start_provider(void)
 static void provider_until_killed(void *arg, int wfd)
 {
         (void) arg;
+        default_signals();
         start_provider();
         tu_ready(wfd);
         for (;;)
@@ -165,6 +174,7 @@ static void provider_with_dying_child(void *arg, int wfd)
         int status;
 
         (void) arg;
+        default_signals();
         start_provider();
         pid_t child = fork();
         if (child == 0) {
