@@ -109,6 +109,41 @@ static void test_keys_independent(void **state)
         assert_int_equal(lines_with("suppressed"), 0);
 }
 
+/*
+ * Each subject has its own burst of a format: twenty plugins starting all say
+ * so (a shared "%s" once cut a newcomer's log short after ten lines).
+ */
+static void test_subjects_independent(void **state)
+{
+        char file[32];
+
+        for (unsigned k = 0; k < 20; k++) {
+                snprintf(file, sizeof(file), "p%02u.so", k);
+                log_subject_msg(6, file, "%s", "started");
+                log_subject_msg(6, file, "%s", "stopped");
+        }
+        assert_int_equal(lines_with("started"), 20);
+        assert_int_equal(lines_with("stopped"), 20);
+        for (unsigned i = 0; i < 3 * LOG_RATE_BURST; i++)
+                log_subject_msg(6, "chatty.so", "%s", "chatter");
+        assert_int_equal(lines_with("chatter"), LOG_RATE_BURST);
+}
+
+/* At exit, what was held back is counted, with what it was about. */
+static void test_flush(void **state)
+{
+        char want[128];
+
+        for (unsigned i = 0; i < LOG_RATE_BURST + 4; i++)
+                log_subject_msg(6, "chatty.so", "said %u", i);
+        assert_int_equal(lines_with("suppressed"), 0);
+        log_flush();
+        snprintf(want, sizeof(want), "suppressed 4 messages about chatty.so like: said %%u");
+        assert_int_equal(lines_with(want), 1);
+        log_flush();
+        assert_int_equal(lines_with("suppressed"), 1);
+}
+
 /* Debug lines are dropped unless asked for, and then limited like the rest. */
 static void test_debug(void **state)
 {
@@ -128,6 +163,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_suppressed_count, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_keys_independent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_debug, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_subjects_independent, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +60,7 @@ void log_set_debug(bool on)
 
 struct rate {
         const char *key;
+        char subject[64];               /* what the messages are about ("" = none) */
         int priority;
         uint64_t begin;                 /* usec: the current interval's start */
         unsigned logged;                /* in it */
@@ -90,24 +92,36 @@ void log_set_clock(uint64_t (*now)(void))
 /* What the limiter decided: log or not, and a "suppressed" line to log first. */
 struct rate_verdict {
         bool log;
-        const char *prev_key;           /* suppressed.. messages like it, NULL = none */
-        int prev_priority;
+        struct rate prev;               /* prev.key: suppressed messages like it, NULL = none */
         unsigned prev_suppressed;
 };
 
-static struct rate_verdict rate_check(const char *key, int priority)
+static size_t slot_of(const char *key, const char *subject)
 {
-        uintptr_t h = (uintptr_t) key;
-        struct rate *s = &rates[((h >> 3) ^ (h >> 11)) % RATE_SLOTS];
+        uint64_t h = (uintptr_t) key;
+
+        /* FNV-1a over the subject: each plugin file its own slot. */
+        for (const char *c = subject; *c; c++)
+                h = (h ^ (uint8_t) *c) * 1099511628211u;
+        return (size_t) (((h >> 3) ^ (h >> 11) ^ (h >> 29)) % RATE_SLOTS);
+}
+
+static struct rate_verdict rate_check(const char *key, const char *subject, int priority)
+{
+        struct rate *s = &rates[slot_of(key, subject)];
         struct rate_verdict v = { .log = true };
         uint64_t now;
 
         pthread_mutex_lock(&rate_lock);
         now = now_usec();
-        if (s->key != key || now - s->begin >= LOG_RATE_INTERVAL_USEC) {
-                if (s->suppressed > 0)
-                        v = (struct rate_verdict){ true, s->key, s->priority, s->suppressed };
+        if (s->key != key || strncmp(s->subject, subject, sizeof(s->subject) - 1) != 0 ||
+            now - s->begin >= LOG_RATE_INTERVAL_USEC) {
+                if (s->suppressed > 0) {
+                        v.prev = *s;
+                        v.prev_suppressed = s->suppressed;
+                }
                 *s = (struct rate){ .key = key, .priority = priority, .begin = now };
+                snprintf(s->subject, sizeof(s->subject), "%s", subject);
         }
         if (s->logged < LOG_RATE_BURST)
                 s->logged++;
@@ -147,18 +161,40 @@ static void log_emit(int priority, const char *format, ...)
         va_end(ap);
 }
 
-void log_msgv(int priority, const char *format, va_list ap)
+static void log_suppressed(const struct rate *r, unsigned n)
+{
+        if (r->subject[0])
+                log_emit(r->priority, "suppressed %u messages about %s like: %s", n, r->subject,
+                         r->key);
+        else
+                log_emit(r->priority, "suppressed %u messages like: %s", n, r->key);
+}
+
+void log_subject_msgv(int priority, const char *subject, const char *format, va_list ap)
 {
         struct rate_verdict v;
 
         if (priority >= LOG_DEBUG && !debug)
                 return;
-        v = rate_check(format, priority);
-        if (v.prev_key)
-                log_emit(v.prev_priority, "suppressed %u messages like: %s",
-                         v.prev_suppressed, v.prev_key);
+        v = rate_check(format, subject ? subject : "", priority);
+        if (v.prev.key)
+                log_suppressed(&v.prev, v.prev_suppressed);
         if (v.log)
                 log_emitv(priority, format, ap);
+}
+
+void log_subject_msg(int priority, const char *subject, const char *format, ...)
+{
+        va_list ap;
+
+        va_start(ap, format);
+        log_subject_msgv(priority, subject, format, ap);
+        va_end(ap);
+}
+
+void log_msgv(int priority, const char *format, va_list ap)
+{
+        log_subject_msgv(priority, NULL, format, ap);
 }
 
 void log_msg(int priority, const char *format, ...)
@@ -168,4 +204,15 @@ void log_msg(int priority, const char *format, ...)
         va_start(ap, format);
         log_msgv(priority, format, ap);
         va_end(ap);
+}
+
+void log_flush(void)
+{
+        pthread_mutex_lock(&rate_lock);
+        for (size_t i = 0; i < RATE_SLOTS; i++)
+                if (rates[i].suppressed > 0) {
+                        log_suppressed(&rates[i], rates[i].suppressed);
+                        rates[i].suppressed = 0;
+                }
+        pthread_mutex_unlock(&rate_lock);
 }

@@ -17,7 +17,10 @@
  * Any thread may log.  Each format string (the message's key: one call
  * site) is logged at most LOG_RATE_BURST times per LOG_RATE_INTERVAL_USEC;
  * the next message of that key after the interval first logs
- * "suppressed N messages like: FORMAT".
+ * "suppressed N messages like: FORMAT".  log_subject_msg keys by what the
+ * message is about as well (a plugin's file, say), so that one chatty
+ * subject cannot silence the others; log_flush reports what is still
+ * suppressed (at exit).
  */
 #define LOG_RATE_BURST          10u
 #define LOG_RATE_INTERVAL_USEC  (UINT64_C(30) * 1000000u)
@@ -25,6 +28,11 @@
 void log_setup(void);
 void log_msg(int priority, const char *format, ...) __attribute__((format(printf, 2, 3)));
 void log_msgv(int priority, const char *format, va_list ap) __attribute__((format(printf, 2, 0)));
+void log_subject_msg(int priority, const char *subject, const char *format, ...)
+        __attribute__((format(printf, 3, 4)));
+void log_subject_msgv(int priority, const char *subject, const char *format, va_list ap)
+        __attribute__((format(printf, 3, 0)));
+void log_flush(void);
 void log_set_debug(bool on);
 /* For the tests: the rate limit's clock (microseconds, NULL = CLOCK_MONOTONIC); resets it. */
 void log_set_clock(uint64_t (*now)(void));

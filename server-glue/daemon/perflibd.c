@@ -479,15 +479,17 @@ static int on_plugin_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 /*
  * Also called from plugins' own threads: log_msg writes one line at a time.
- * The rate limit goes by format (log.h): errors and warnings get one of
- * their own ("%-s" prints as "%s"), never suppressed for plugins' chatter.
+ * The rate limit goes by plugin file, so that each plugin's start and stop
+ * are always said however many plugins there are, and by format: errors
+ * and warnings get one of their own ("%-s" prints as "%s"), never
+ * suppressed for a plugin's chatter.
  */
 static void plugin_log(void *userdata, int priority, const char *file, const char *message)
 {
         if (priority <= LOG_WARNING)
-                log_msg(priority, "%-s", message);
+                log_subject_msg(priority, file, "%-s", message);
         else
-                log_msg(priority, "%s", message);
+                log_subject_msg(priority, file, "%s", message);
 }
 
 static void plugins_start(struct daemon *d)
@@ -776,5 +778,7 @@ int main(int argc, char **argv)
                         log_error("%s", strerror(-r));
         }
         daemon_done(&d);
+        /* What the rate limit held back is said before we go. */
+        log_flush();
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
