@@ -458,7 +458,10 @@ static void plugins_start(struct daemon *d)
         r = plugins_sync(d->plugins);
         if (r < 0 && r != -ENOENT)
                 log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
+        /* The namespace's discovery threads already run. */
+        ns_lock(d->ns);
         ns_runtime_changed(d->ns);
+        ns_unlock(d->ns);
 }
 
 /* ---- watching directories ---- */
@@ -679,6 +682,9 @@ static int run(struct daemon *d)
         ns_set_map_limits(d->ns, d->max_segment, d->max_mapped);
         ns_set_log(d->ns, ns_log_to_log, d);
         ns_set_max_per_user(d->ns, d->max_countersets);
+        /* Once it is set up: from here on its threads use it too. */
+        if ((r = ns_start_discovery(d->ns)) < 0)
+                return r;
         registry_load(d);
         plugins_start(d);
         watch_all(d);

@@ -72,7 +72,8 @@ void ns_runtime_changed(struct ns *ns);
  * announced since the last scan and (one per call, with backoff) those
  * that could not be added before, and rebuilds the counterset list when
  * anything changed (invalidating every pointer ns_at/ns_find returned).
- * Cheap when nothing changed: one poll(2) per live provider.
+ * Cheap when nothing changed: one poll(2) per live provider.  With
+ * discovery started (ns_start_discovery) it adds what that found instead.
  */
 int ns_refresh(struct ns *ns);
 
@@ -90,6 +91,17 @@ void ns_set_threaded(struct ns *ns);
 void ns_lock(struct ns *ns);
 void ns_unlock(struct ns *ns);
 void ns_wait_idle(struct ns *ns);
+
+/*
+ * For a threaded server (after ns_set_threaded, before other threads use
+ * ns, lock not held): a thread of the namespace scans the runtime
+ * directory and opens new providers from then on, and ns_refresh only
+ * asks it to and waits for it at most 50 ms, so a provider that is slow
+ * to answer delays no request longer; it comes in with a later refresh.
+ * Without it ns_refresh scans and opens itself.  0 or -errno;
+ * ns_free stops it.
+ */
+int ns_start_discovery(struct ns *ns);
 
 /* Live providers (segments) and countersets, for sd_notify's status line. */
 size_t ns_providers(const struct ns *ns);

@@ -6,6 +6,7 @@
  * announced size, before mmap.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,8 @@ void ns_map_free(struct ns *ns)
 /* What the next segment may be: 0 = nothing fits any more. */
 static uint64_t map_room(const struct ns *ns, bool *ret_total)
 {
-        uint64_t left = ns->max_mapped > ns->mapped ? ns->max_mapped - ns->mapped : 0;
+        uint64_t used = ns->mapped + ns->reserved;
+        uint64_t left = ns->max_mapped > used ? ns->max_mapped - used : 0;
 
         *ret_total = left < ns->max_segment;
         return *ret_total ? left : ns->max_segment;
@@ -137,7 +139,30 @@ static bool shortage(int err)
         return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -ENOBUFS;
 }
 
-int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint64_t *ret_size)
+/*
+ * Connects with ns->lock let go of when unlocked.  The discovery threads
+ * may then open two providers at once: each holds its room as reserved
+ * meanwhile, so that both together never map more than the cap.
+ */
+static int map_connect(struct ns *ns, const char *path, uint64_t room, bool unlocked,
+                       struct pl_reader **ret_r)
+{
+        int k;
+
+        if (room == 0)
+                return -EFBIG;
+        if (!unlocked)
+                return pl_reader_open_max(path, room, ret_r);
+        ns->reserved += room;
+        pthread_mutex_unlock(&ns->lock);
+        k = pl_reader_open_max(path, room, ret_r);
+        pthread_mutex_lock(&ns->lock);
+        ns->reserved -= room;
+        return k;
+}
+
+int ns_map_open(struct ns *ns, const char *path, bool unlocked, struct pl_reader **ret_r,
+                uint64_t *ret_size)
 {
         struct stat st;
         const struct stat *sp = stat(path, &st) == 0 ? &st : NULL;
@@ -150,7 +175,7 @@ int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint6
         if (f && f->too_big)
                 return -EFBIG;
         room = map_room(ns, &total);
-        k = room > 0 ? pl_reader_open_max(path, room, &r) : -EFBIG;
+        k = map_connect(ns, path, room, unlocked, &r);
         if (k == -EFBIG)
                 refused(ns, path, sp, total, room);
         if (shortage(k))
@@ -158,6 +183,7 @@ int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint6
         if (k < 0)
                 return k;
         /* Served now: refused again later (the total cap), it is logged again. */
+        f = sp ? refused_find(ns, path, sp) : NULL;
         if (f)
                 refused_drop(ns, (size_t) (f - ns->refused));
         (void) pl_reader_segment_size(r, &size);
@@ -179,6 +205,7 @@ void ns_map_release(struct ns *ns, uint64_t size)
 void ns_map_scan_begin(struct ns *ns)
 {
         ns->n_unopened = 0;
+        ns->retry_at = 0;
 }
 
 void ns_map_scan_end(struct ns *ns)
@@ -194,4 +221,9 @@ void ns_map_scan_end(struct ns *ns)
 bool ns_map_retry_due(const struct ns *ns)
 {
         return ns->retry_at != 0 && ns_mono_ns() >= ns->retry_at;
+}
+
+uint64_t ns_map_retry_at(const struct ns *ns)
+{
+        return ns->retry_at;
 }

@@ -120,6 +120,17 @@ void ns_provs_retry(struct ns *ns);
 void ns_pending_free(struct ns *ns);
 
 /*
+ * For the discovery thread (ns-disc.c).  Whether path is a provider
+ * already or pending: not new to a scan.  The pending provider to try
+ * first: its path (the list's) when due at now, else NULL; *ret_next is
+ * when it is due (0: none pending).  Adds the provider at path unless it
+ * is one already, letting go of ns->lock (held) while it waits on it.
+ */
+bool ns_prov_known(const struct ns *ns, const char *path);
+const char *ns_pending_due(const struct ns *ns, uint64_t now, uint64_t *ret_next);
+int ns_prov_add_unlocked(struct ns *ns, const char *path);
+
+/*
  * Whether p's values must not be served now: it missed the collect bound
  * within NS_QUIET_NS, or it is stopped.  Looks at /proc/PID/stat at most
  * every NS_STATE_CHECK_NS (a read, never a wait), so it costs a clock read

@@ -4,8 +4,9 @@
  * tying its parts together: the provider list (ns-prov.c), the counterset
  * list built from it and from the installed descriptions (ns-catalog.c),
  * the providers' name caches (ns-names.c) and the snapshots that read
- * them (ns-snapshot.c).  ns_refresh is where both lists change, and it
- * frees nothing a request waiting on a provider holds (see waiters).
+ * them (ns-snapshot.c).  ns_refresh is where both lists change (but for
+ * the providers the discovery threads add, ns-disc.c), and it frees
+ * nothing a request waiting on a provider holds (see waiters).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "ns-catalog.h"
+#include "ns-disc.h"
 #include "ns-map.h"
 
 int ns_new(const char *runtime_dir, struct ns **ret)
@@ -68,6 +70,7 @@ void ns_free(struct ns *ns)
 {
         if (!ns)
                 return;
+        ns_disc_stop(ns);
         /* What this thread kept of its snapshots goes with the namespace. */
         ns_thread_trim();
         ns_entries_free(ns);
@@ -112,7 +115,7 @@ void ns_set_max_per_user(struct ns *ns, size_t n)
 
 void ns_runtime_changed(struct ns *ns)
 {
-        ns->rescan = true;
+        ns_disc_kick(ns);
 }
 
 /*
@@ -141,6 +144,64 @@ static bool runtime_dir_changed(struct ns *ns)
         return true;
 }
 
+/*
+ * Notices what providers published and rebuilds the counterset list if
+ * anything changed; not while a thread waits on a provider (ns_refresh).
+ */
+static int refresh_build(struct ns *ns)
+{
+        int ret;
+
+        if (ns->waiters > 0)
+                return 0;
+        ns_provs_check(ns);
+        if (!ns->dirty)
+                return 0;
+        ret = ns_rebuild(ns);
+        /* The old list may point into readers just closed: never serve it. */
+        if (ret < 0)
+                ns_entries_free(ns);
+        return ret;
+}
+
+/* Without the discovery thread: scans and opens here, under the lock. */
+static int refresh_scan(struct ns *ns)
+{
+        int ret;
+
+        if (runtime_dir_changed(ns) || ns_map_retry_due(ns))
+                ns->rescan = true;
+        if (ns->rescan) {
+                /* A missing runtime directory just means no provider yet. */
+                ns_map_scan_begin(ns);
+                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
+                if (ret < 0 && ret != -ENOENT)
+                        return ret;
+                ns->rescan = false;
+                ns_map_scan_end(ns);
+        }
+        ns_provs_retry(ns);
+        return 0;
+}
+
+/*
+ * With it: the list is brought up to date before the lock is let go of,
+ * so that no other thread reads one the caller just made stale (new
+ * installed descriptions), and again after with what the scan added.
+ */
+static int refresh_discover(struct ns *ns)
+{
+        int ret;
+
+        if (!runtime_dir_changed(ns) && !ns->rescan)
+                return 0;
+        ret = refresh_build(ns);
+        if (ret < 0)
+                return ret;
+        ns_disc_wait(ns);
+        return 0;
+}
+
 int ns_refresh(struct ns *ns)
 {
         int ret;
@@ -155,26 +216,6 @@ int ns_refresh(struct ns *ns)
          */
         if (ns->waiters == 0)
                 ns_provs_reap(ns);
-        if (runtime_dir_changed(ns) || ns_map_retry_due(ns))
-                ns->rescan = true;
-        if (ns->rescan) {
-                /* A missing runtime directory just means no provider yet. */
-                ns_map_scan_begin(ns);
-                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
-                if (ret < 0 && ret != -ENOENT)
-                        return ret;
-                ns->rescan = false;
-                ns_map_scan_end(ns);
-        }
-        ns_provs_retry(ns);
-        if (ns->waiters > 0)
-                return 0;
-        ns_provs_check(ns);
-        if (!ns->dirty)
-                return 0;
-        ret = ns_rebuild(ns);
-        /* The old list may point into readers just closed: never serve it. */
-        if (ret < 0)
-                ns_entries_free(ns);
-        return ret;
+        ret = ns_disc_running(ns) ? refresh_discover(ns) : refresh_scan(ns);
+        return ret < 0 ? ret : refresh_build(ns);
 }
