@@ -232,8 +232,10 @@ PL_PRIVATE int pl_reader_notify(struct pl_reader *r, uint32_t request_code,
                                 const void *buffer, uint32_t size, uint32_t *ret_status);
 
 /*
- * Calls cb for every provider socket in dir whose provider is alive, and
- * removes the sockets of providers that are gone (reclaiming them).  A
+ * Calls cb for every provider socket in dir whose provider is alive, or
+ * that could not be probed for want of descriptors or memory (opening it
+ * will tell), and removes the sockets of providers that are gone
+ * (reclaiming them).  A
  * non-zero return from cb stops the scan and is returned.  *ret_reclaimed,
  * when not NULL, counts the sockets removed.
  */
