@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "ns-disc.h"
@@ -89,25 +90,33 @@ static void fresh_keep(struct ns *ns, struct fresh_list *l)
 /*
  * Reads the runtime directory without the lock: pl_scan probes every
  * socket (a non-blocking connect) and there may be thousands.  A scan
- * asked for in the middle of a pass starts over with what is new then,
- * and the pass's shortages are still counted together.
+ * asked for in the middle of a pass starts over with what is new then.
+ * One that failed keeps the sockets found before and not tried yet; one
+ * short of descriptors is due again a second later.
  */
 static void disc_scan(struct ns *ns)
 {
         struct fresh_list l = { NULL, 0 };
+        int k;
 
         ns->rescan = false;
-        if (ns->disc_done == ns->disc_scanned)
-                ns_map_scan_begin(ns);
         ns->disc_scanned = ns->disc_want;
         pthread_mutex_unlock(&ns->lock);
-        /* A missing directory is no provider yet; out of memory, the next scan finds the rest. */
-        (void) pl_scan(ns->runtime_dir, fresh_add, &l, NULL);
+        k = pl_scan(ns->runtime_dir, fresh_add, &l, NULL);
         /* qsort's array must not be NULL, even empty. */
-        if (l.n > 1)
+        if (k >= 0 && l.n > 1)
                 qsort(l.v, l.n, sizeof(*l.v), by_mtime);
         pthread_mutex_lock(&ns->lock);
-        fresh_keep(ns, &l);
+        /* A missing directory is no provider yet. */
+        if (k >= 0 || k == -ENOENT) {
+                fresh_keep(ns, &l);
+                return;
+        }
+        fresh_list_free(&l);
+        if (ns_map_shortage(k))
+                ns_map_short(ns, "runtime directory", ns->runtime_dir, k);
+        else
+                ns_log(ns, LOG_WARNING, "scanning %s: %s", ns->runtime_dir, strerror(-k));
 }
 
 /* Opens the newest socket found; the retrier learns of it if it became pending. */
@@ -122,7 +131,6 @@ static void disc_try_newest(struct ns *ns)
 
 static void disc_pass_end(struct ns *ns)
 {
-        ns_map_scan_end(ns);
         ns->disc_done = ns->disc_scanned;
         pthread_cond_broadcast(&ns->disc_pass);
 }
@@ -147,7 +155,7 @@ static void disc_sleep(struct ns *ns, pthread_cond_t *cond, uint64_t at)
 /* The scanner's next step: a scan asked for, a new socket, the end of a pass. */
 static void disc_step(struct ns *ns)
 {
-        if (ns->rescan || ns_map_retry_due(ns))
+        if (ns_map_retry_take(ns) || ns->rescan)
                 disc_scan(ns);
         else if (ns->n_fresh > 0)
                 disc_try_newest(ns);
@@ -188,6 +196,9 @@ static void retry_step(struct ns *ns)
         if (copy)
                 (void) ns_prov_add_unlocked(ns, copy);
         free(copy);
+        /* A shortage met here may have armed a scan the scanner, asleep, does not know of. */
+        if (ns_map_retry_at(ns) != 0)
+                pthread_cond_signal(&ns->disc_kick);
 }
 
 static void *retry_main(void *userdata)

@@ -50,8 +50,7 @@ struct ns {
         uint64_t reserved;              /* room held by opens in progress off the lock */
         struct ns_refused *refused;     /* providers refused for their size, logged once */
         size_t n_refused;
-        size_t n_unopened;              /* kept out of the last scan by a shortage */
-        uint64_t retry_at;              /* CLOCK_MONOTONIC ns: scan again then, 0 = no need */
+        uint64_t retry_at;              /* CLOCK_MONOTONIC ns: a shortage met, scan again then */
         ns_log_fn log;
         void *log_userdata;
 

@@ -134,7 +134,7 @@ static void refused(struct ns *ns, const char *path, const struct stat *st, bool
                 (void) refused_add(ns, path, st, !total);
 }
 
-static bool shortage(int err)
+bool ns_map_shortage(int err)
 {
         return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -ENOBUFS;
 }
@@ -178,8 +178,8 @@ int ns_map_open(struct ns *ns, const char *path, bool unlocked, struct pl_reader
         k = map_connect(ns, path, room, unlocked, &r);
         if (k == -EFBIG)
                 refused(ns, path, sp, total, room);
-        if (shortage(k))
-                ns->n_unopened++;
+        if (ns_map_shortage(k))
+                ns_map_short(ns, "provider", path, k);
         if (k < 0)
                 return k;
         /* Served now: refused again later (the total cap), it is logged again. */
@@ -202,25 +202,26 @@ void ns_map_release(struct ns *ns, uint64_t size)
                         ns->rescan = true;
 }
 
-void ns_map_scan_begin(struct ns *ns)
+/*
+ * The state is the scan it arms, not a count per scan: a shortage met by
+ * the retrying thread, or by the opening of what a scan found after that
+ * scan ended, must still bring the scan that finds what it kept out.
+ */
+void ns_map_short(struct ns *ns, const char *what, const char *path, int err)
 {
-        ns->n_unopened = 0;
-        ns->retry_at = 0;
-}
-
-void ns_map_scan_end(struct ns *ns)
-{
-        ns->retry_at = 0;
-        if (ns->n_unopened == 0)
+        if (ns->retry_at != 0)
                 return;
-        ns_log(ns, LOG_WARNING, "%zu provider(s) could not be opened for want of descriptors "
-               "or memory: trying again in a second", ns->n_unopened);
         ns->retry_at = ns_mono_ns() + NS_RETRY_NS;
+        ns_log(ns, LOG_WARNING, "%s %s could not be opened for want of descriptors or memory "
+               "(%s): scanning again in a second", what, path, strerror(-err));
 }
 
-bool ns_map_retry_due(const struct ns *ns)
+bool ns_map_retry_take(struct ns *ns)
 {
-        return ns->retry_at != 0 && ns_mono_ns() >= ns->retry_at;
+        if (ns->retry_at == 0 || ns_mono_ns() < ns->retry_at)
+                return false;
+        ns->retry_at = 0;
+        return true;
 }
 
 uint64_t ns_map_retry_at(const struct ns *ns)

@@ -4,8 +4,8 @@
  * is opened through ns_map_open, which refuses, before anything is mapped,
  * a segment over the per-segment cap or over what is left of the total
  * cap, and logs each refused provider once; ns_map_release gives its bytes
- * back.  It also counts the providers a shortage of descriptors or memory
- * kept from opening, for ns.c to retry them and say so.
+ * back.  A shortage of descriptors or memory met opening a provider or
+ * scanning for them schedules another scan and is said once (ns_map_short).
  */
 #ifndef PERFLIBD_NS_MAP_H
 #define PERFLIBD_NS_MAP_H
@@ -34,13 +34,17 @@ void ns_map_release(struct ns *ns, uint64_t size);
 void ns_map_free(struct ns *ns);
 
 /*
- * Around a scan (and the opening of what it found): the providers a
- * shortage kept out are counted, logged, and the scan is due again
- * (ns_map_retry_due, ns_map_retry_at) a second later.
+ * A shortage of descriptors or memory (-EMFILE, -ENFILE, -ENOMEM,
+ * -ENOBUFS) kept what, a provider's socket or the runtime directory at
+ * path, from being opened: whichever thread met it, and whether or not a
+ * scan was under way, a scan is due a second later (ns_map_retry_at), and
+ * the first shortage before that scan is logged.  ns_map_open reports its
+ * own; a scan reports the directory's.  ns_map_retry_take: whether that
+ * scan is due now, and if so it is taken (a shortage after re-arms it).
  */
-void ns_map_scan_begin(struct ns *ns);
-void ns_map_scan_end(struct ns *ns);
-bool ns_map_retry_due(const struct ns *ns);
+bool ns_map_shortage(int err);
+void ns_map_short(struct ns *ns, const char *what, const char *path, int err);
+bool ns_map_retry_take(struct ns *ns);
 uint64_t ns_map_retry_at(const struct ns *ns);       /* CLOCK_MONOTONIC ns, 0: none */
 
 /* Through the daemon's log when it gave one (ns_set_log); rate-limited there. */

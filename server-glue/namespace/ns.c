@@ -167,18 +167,19 @@ static int refresh_build(struct ns *ns)
 /* Without the discovery thread: scans and opens here, under the lock. */
 static int refresh_scan(struct ns *ns)
 {
+        bool retry = ns_map_retry_take(ns);
         int ret;
 
-        if (runtime_dir_changed(ns) || ns_map_retry_due(ns))
+        if (runtime_dir_changed(ns) || retry)
                 ns->rescan = true;
         if (ns->rescan) {
-                /* A missing runtime directory just means no provider yet. */
-                ns_map_scan_begin(ns);
                 ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
-                if (ret < 0 && ret != -ENOENT)
+                /* A missing runtime directory just means no provider yet. */
+                if (ns_map_shortage(ret))
+                        ns_map_short(ns, "runtime directory", ns->runtime_dir, ret);
+                else if (ret < 0 && ret != -ENOENT)
                         return ret;
                 ns->rescan = false;
-                ns_map_scan_end(ns);
         }
         ns_provs_retry(ns);
         return 0;
