@@ -92,30 +92,29 @@ static void fresh_keep(struct ns *ns, struct fresh_list *l)
  * socket (a non-blocking connect) and there may be thousands.  A scan
  * asked for in the middle of a pass starts over with what is new then.
  * One that failed keeps the sockets found before and not tried yet; one
- * short of descriptors is due again a second later.
+ * short of descriptors is due again a second later.  It also removes the
+ * sockets of dead providers (pl_scan), which is all a sweep asks of it.
  */
 static void disc_scan(struct ns *ns)
 {
         struct fresh_list l = { NULL, 0 };
+        unsigned reclaimed = 0;
         int k;
 
-        ns->rescan = false;
+        ns->rescan = ns->sweep = false;
         ns->disc_scanned = ns->disc_want;
         pthread_mutex_unlock(&ns->lock);
-        k = pl_scan(ns->runtime_dir, fresh_add, &l, NULL);
+        k = pl_scan(ns->runtime_dir, fresh_add, &l, &reclaimed);
         /* qsort's array must not be NULL, even empty. */
         if (k >= 0 && l.n > 1)
                 qsort(l.v, l.n, sizeof(*l.v), by_mtime);
         pthread_mutex_lock(&ns->lock);
-        /* A missing directory is no provider yet. */
-        if (k >= 0 || k == -ENOENT) {
+        if (k >= 0 || k == -ENOENT)
                 fresh_keep(ns, &l);
-                return;
-        }
-        fresh_list_free(&l);
-        if (ns_map_shortage(k))
-                ns_map_short(ns, "runtime directory", ns->runtime_dir, k);
         else
+                fresh_list_free(&l);
+        k = ns_scan_done(ns, k, reclaimed);
+        if (k < 0)
                 ns_log(ns, LOG_WARNING, "scanning %s: %s", ns->runtime_dir, strerror(-k));
 }
 
@@ -155,7 +154,7 @@ static void disc_sleep(struct ns *ns, pthread_cond_t *cond, uint64_t at)
 /* The scanner's next step: a scan asked for, a new socket, the end of a pass. */
 static void disc_step(struct ns *ns)
 {
-        if (ns_map_retry_take(ns) || ns->rescan)
+        if (ns_map_retry_take(ns) || ns->rescan || ns->sweep)
                 disc_scan(ns);
         else if (ns->n_fresh > 0)
                 disc_try_newest(ns);
@@ -196,8 +195,8 @@ static void retry_step(struct ns *ns)
         if (copy)
                 (void) ns_prov_add_unlocked(ns, copy);
         free(copy);
-        /* A shortage met here may have armed a scan the scanner, asleep, does not know of. */
-        if (ns_map_retry_at(ns) != 0)
+        /* A shortage or a dead provider met here wants a scan the scanner, asleep, does not know of. */
+        if (ns_map_retry_at(ns) != 0 || ns->sweep)
                 pthread_cond_signal(&ns->disc_kick);
 }
 
@@ -265,6 +264,12 @@ int ns_start_discovery(struct ns *ns)
 bool ns_disc_running(const struct ns *ns)
 {
         return ns->disc_running;
+}
+
+void ns_disc_poke(struct ns *ns)
+{
+        if (ns->disc_running)
+                pthread_cond_signal(&ns->disc_kick);
 }
 
 void ns_disc_kick(struct ns *ns)

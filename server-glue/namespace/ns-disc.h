@@ -22,6 +22,12 @@
 /* Whether the thread runs: the refresh leaves scanning and opening to it. */
 bool ns_disc_running(const struct ns *ns);
 
+/*
+ * The thread has work no request waits for (ns->sweep, ns->retry_at): wakes
+ * it.  Without the thread the refresh scans itself.
+ */
+void ns_disc_poke(struct ns *ns);
+
 /* A scan is wanted (ns_runtime_changed): tells the thread, does not wait. */
 void ns_disc_kick(struct ns *ns);
 

@@ -42,6 +42,7 @@ struct ns {
         struct ns_entry *entries;
         size_t n_entries;
         bool rescan;                    /* scan the runtime directory at the next refresh */
+        bool sweep;                     /* a provider died: scan to remove its socket, unwaited */
         struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "ns-map.h"
@@ -135,8 +136,14 @@ static int prov_try(struct ns *ns, const char *path, bool unlocked)
         long i = pending_find(ns, path);
 
         if (r < 0) {
-                /* A provider that exits between the scan and here is simply not added. */
-                if (r == -ENOENT)
+                /*
+                 * A provider that exits between the scan and here is simply
+                 * not added; one that refuses is dead, and a sweep removes
+                 * the socket it left behind.
+                 */
+                if (r == -ECONNREFUSED)
+                        ns->sweep = true;
+                if (r == -ENOENT || r == -ECONNREFUSED)
                         pending_drop(ns, i);
                 else
                         pending_note(ns, i, path, ns_mono_ns());
@@ -204,6 +211,20 @@ void ns_provs_retry(struct ns *ns)
                 (void) prov_try(ns, due, false);
 }
 
+int ns_scan_done(struct ns *ns, int k, unsigned reclaimed)
+{
+        if (reclaimed > 0)
+                ns_log(ns, LOG_INFO, "removed %u socket(s) of dead providers from %s", reclaimed,
+                       ns->runtime_dir);
+        /* A missing runtime directory just means no provider yet. */
+        if (k == -ENOENT)
+                return 0;
+        if (!ns_map_shortage(k))
+                return k;
+        ns_map_short(ns, "runtime directory", ns->runtime_dir, k);
+        return 0;
+}
+
 void ns_pending_free(struct ns *ns)
 {
         for (size_t i = 0; i < ns->n_pending; i++)
@@ -213,7 +234,10 @@ void ns_pending_free(struct ns *ns)
         ns->n_pending = 0;
 }
 
-/* Drops providers whose service connection hung up. */
+/*
+ * Drops providers whose service connection hung up, and asks for a sweep:
+ * one that died left its socket, which the next scan removes.
+ */
 void ns_provs_reap(struct ns *ns)
 {
         size_t j = 0;
@@ -225,7 +249,7 @@ void ns_provs_reap(struct ns *ns)
                 }
                 ns_map_release(ns, ns->provs[i]->mapped);
                 ns_prov_free(ns->provs[i]);
-                ns->dirty = true;
+                ns->dirty = ns->sweep = true;
         }
         ns->n_provs = j;
 }

@@ -120,6 +120,14 @@ void ns_provs_retry(struct ns *ns);
 void ns_pending_free(struct ns *ns);
 
 /*
+ * After pl_scan of the runtime directory returned k, having removed
+ * reclaimed sockets of dead providers: says so (once per scan, at info),
+ * arms the retry of a scan short of descriptors (ns_map_short), and
+ * returns k unless that or a missing directory made it 0.
+ */
+int ns_scan_done(struct ns *ns, int k, unsigned reclaimed);
+
+/*
  * For the discovery thread (ns-disc.c).  Whether path is a provider
  * already or pending: not new to a scan.  The pending provider to try
  * first: its path (the list's) when due at now, else NULL; *ret_next is

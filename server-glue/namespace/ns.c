@@ -168,18 +168,17 @@ static int refresh_build(struct ns *ns)
 static int refresh_scan(struct ns *ns)
 {
         bool retry = ns_map_retry_take(ns);
+        unsigned reclaimed = 0;
         int ret;
 
-        if (runtime_dir_changed(ns) || retry)
+        if (runtime_dir_changed(ns) || retry || ns->sweep)
                 ns->rescan = true;
         if (ns->rescan) {
-                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
-                /* A missing runtime directory just means no provider yet. */
-                if (ns_map_shortage(ret))
-                        ns_map_short(ns, "runtime directory", ns->runtime_dir, ret);
-                else if (ret < 0 && ret != -ENOENT)
+                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, &reclaimed);
+                ret = ns_scan_done(ns, ret, reclaimed);
+                if (ret < 0)
                         return ret;
-                ns->rescan = false;
+                ns->rescan = ns->sweep = false;
         }
         ns_provs_retry(ns);
         return 0;
@@ -217,6 +216,8 @@ int ns_refresh(struct ns *ns)
          */
         if (ns->waiters == 0)
                 ns_provs_reap(ns);
+        if (ns->sweep)
+                ns_disc_poke(ns);
         ret = ns_disc_running(ns) ? refresh_discover(ns) : refresh_scan(ns);
         return ret < 0 ? ret : refresh_build(ns);
 }
