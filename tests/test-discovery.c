@@ -8,6 +8,11 @@
  * started after the hung sockets is listed within 2 s, and the server's
  * event loop keeps petting the watchdog.  10 hung sockets, or 350 with
  * PERFLIB_LONG_TESTS=1.
+ *
+ * A dead provider's leftovers (issue 22): the socket of a provider killed
+ * while served, and that of one that stopped answering and then died, are
+ * removed without the directory changing otherwise, in one logged line
+ * each; a symlink and a regular file named like provider sockets are not.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,9 +57,12 @@ static const struct ctrpp_provider_desc desc = {
         .n_countersets = 1, .countersets = csets, .name = "Discovery Provider",
 };
 
+#define GONE_MAX_S      4.0     /* a dead provider's socket is removed within this */
+
 static struct du_daemon srv;
 static int hung[MAX_HUNG];
 static size_t n_hung;
+static char log_path[4200];
 
 /* A provider publishing cset until the parent goes away. */
 static void provider_child(int cmd_fd, int ack_fd)
@@ -75,16 +84,24 @@ static void provider_child(int cmd_fd, int ack_fd)
         _exit(0);
 }
 
-/* A socket named like a provider's that listens and never accepts: connecting works, HELLO never comes. */
+/*
+ * A socket named like a provider's that listens and never accepts:
+ * connecting works, HELLO never comes.  Renamed into place once it listens,
+ * as the SDK does: bound and not listening yet, perflibd would take it for
+ * a dead provider's and remove it.
+ */
 static int hung_socket(const char *dir, size_t i)
 {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        char path[4200];
 
         assert_true(fd >= 0);
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/provider-hung%zu.sock", dir, i);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/.hung%zu.tmp", dir, i);
+        snprintf(path, sizeof(path), "%s/provider-hung%zu.sock", dir, i);
         assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
         assert_int_equal(listen(fd, 16), 0);
+        assert_int_equal(rename(sa.sun_path, path), 0);
         return fd;
 }
 
@@ -237,9 +254,91 @@ static void test_hung_sockets(void **state)
         close(notify);
 }
 
+/* ---- a dead provider's leftovers ---- */
+
+static bool exists(const char *path)
+{
+        struct stat st;
+
+        return lstat(path, &st) == 0;
+}
+
+/* The path of the one provider socket in dir but the hung ones, into buf. */
+static int keep_first(const char *path, void *userdata)
+{
+        if (!strstr(path, "provider-hung"))
+                snprintf(userdata, 4096, "%s", path);
+        return 0;
+}
+
+/* Requests (so that perflibd refreshes) until path is gone or GONE_MAX_S passed: how long it took. */
+static double wait_gone(struct pv2_client *c, const char *path)
+{
+        double t = tu_now();
+
+        while (exists(path) && tu_now() - t < GONE_MAX_S) {
+                assert_true(du_listed(c, &cset) >= 0);
+                usleep(20000);
+        }
+        return tu_now() - t;
+}
+
+static void test_dead_leftovers(void **state)
+{
+        const char *dir = getenv("PERFLIB_RUNTIME_DIR");
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        char sock[4096] = "", planted[2][4200], hung_path[4200];
+        struct pv2_client *c = NULL;
+        double gone;
+
+        srv.log = log_path;
+        assert_int_equal(du_start(&srv, NULL, NULL), 0);
+        assert_int_equal(du_connect(&srv, 5000, &c), 0);
+        snprintf(planted[0], sizeof(planted[0]), "%s/provider-link.sock", dir);
+        snprintf(planted[1], sizeof(planted[1]), "%s/provider-file.sock", dir);
+        assert_int_equal(symlink("/nonexistent", planted[0]), 0);
+        assert_int_equal(du_run("touch '%s'", planted[1]), 0);
+
+        /* Served, then killed: its socket stays behind until perflibd removes it. */
+        assert_int_equal(tu_child_start(&p, provider_child), 0);
+        assert_int_equal(du_wait_listed(c, &cset, true, 5000), 0);
+        assert_int_equal(pl_scan(dir, keep_first, sock, NULL), 0);
+        assert_true(sock[0] != '\0');
+        /* Past the 50 ms within which perflibd takes the directory for changed, and scans. */
+        usleep(100000);
+        assert_int_equal(du_listed(c, &cset), 1);
+        tu_child_stop(&p);
+        assert_true(exists(sock));
+        gone = wait_gone(c, sock);
+        print_message("a killed provider's socket removed after %.3f s\n", gone);
+        assert_false(exists(sock));
+
+        /* One that never answered, tried, then closed: refused at its retry, then removed. */
+        hung[n_hung++] = hung_socket(dir, 0);
+        snprintf(hung_path, sizeof(hung_path), "%s/provider-hung0.sock", dir);
+        churn(dir);
+        for (int i = 0; i < 10; i++)
+                assert_true(du_listed(c, &cset) >= 0);
+        /* Tried (a collect timeout, 100 ms) and pending; the change is past too. */
+        usleep(150000);
+        assert_true(du_listed(c, &cset) >= 0);
+        close(hung[--n_hung]);
+        gone = wait_gone(c, hung_path);
+        print_message("a hung socket closed removed after %.3f s\n", gone);
+        assert_false(exists(hung_path));
+
+        assert_int_equal(du_count_lines(log_path, "socket(s) of dead providers"), 2);
+        assert_true(exists(planted[0]) && exists(planted[1]));
+        pv2_client_free(c);
+}
+
 static int setup(void **state)
 {
-        assert_int_equal(du_init(&srv, tu_runtime_setup()), 0);
+        const char *run = tu_runtime_setup();
+
+        assert_int_equal(du_init(&srv, run), 0);
+        snprintf(log_path, sizeof(log_path), "%s/perflibd.log", run);
+        srv.log = NULL;
         return 0;
 }
 
@@ -257,6 +356,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_hung_sockets, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dead_leftovers, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
