@@ -295,7 +295,7 @@ void ns_disc_wait(struct ns *ns)
         ns_disc_kick(ns);
         want = ns->disc_want;
         if (ns->disc_done >= ns->disc_deadline_for) {
-                ns->disc_deadline = ns_mono_ns() + NS_DISC_WAIT_NS;
+                ns->disc_deadline = ns_mono_ns() + ns->timings.scan_wait;
                 ns->disc_deadline_for = want;
         }
         deadline = mono_at(ns->disc_deadline);

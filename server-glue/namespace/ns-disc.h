@@ -16,9 +16,6 @@
 
 #include "ns-internal.h"
 
-/* How long a refresh waits for the scan it asked for: a hung socket delays it no more. */
-#define NS_DISC_WAIT_NS UINT64_C(50000000)
-
 /* Whether the thread runs: the refresh leaves scanning and opening to it. */
 bool ns_disc_running(const struct ns *ns);
 
@@ -35,8 +32,9 @@ void ns_disc_kick(struct ns *ns);
  * Asks for a scan and waits, with the lock let go of, until the thread has
  * scanned and tried every new provider it found: "announced before the
  * request" is then "served by the request" unless a provider is slow to
- * answer.  At most NS_DISC_WAIT_NS; while the scan a request gave up
- * waiting for is not done, the requests after it wait no longer than it.
+ * answer.  At most timings.scan_wait (a hung socket delays it no more);
+ * while the scan a request gave up waiting for is not done, the requests
+ * after it wait no longer than it.
  */
 void ns_disc_wait(struct ns *ns);
 

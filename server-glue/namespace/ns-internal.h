@@ -45,6 +45,7 @@ struct ns {
         bool sweep;                     /* a provider died: scan to remove its socket, unwaited */
         struct timespec dir_mtime;      /* of the runtime directory at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
+        struct ns_timings timings;      /* ns_set_timings */
 
         /* What is mapped, against its caps (ns-map.c). */
         uint64_t max_segment, max_mapped, mapped;

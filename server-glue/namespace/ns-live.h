@@ -58,6 +58,22 @@ void ns_set_max_per_user(struct ns *ns, size_t n);
 void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped);
 
 /*
+ * The namespace's timings (perflibd(8), SLOW PROVIDERS), in nanoseconds:
+ * how old the look at a provider's state (stopped or not) may be, so a
+ * stop shows this late at most; the first and the longest wait before a
+ * provider that could not be added is tried again, doubling between them;
+ * how long a refresh waits for the scan it asked for.  ns_new sets the
+ * defaults.  ns_set_timings: 0, or -EINVAL when a retry wait is 0 or the
+ * first is longer than the longest.
+ */
+struct ns_timings {
+        uint64_t state_check, retry_min, retry_max, scan_wait;
+};
+#define NS_TIMINGS_DEFAULT \
+        ((struct ns_timings){ 10000000, 100000000, 2000000000, 50000000 })
+int ns_set_timings(struct ns *ns, const struct ns_timings *t);
+
+/*
  * Where the namespace reports what it refused or could not open: priority
  * is a syslog(3) level, format a constant (a rate-limiting key).  None by default.
  */

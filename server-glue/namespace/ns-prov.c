@@ -108,7 +108,8 @@ static void pending_note(struct ns *ns, long i, const char *path, uint64_t now)
 
         if (i >= 0) {
                 v = &ns->pending[i];
-                v->backoff = v->backoff * 2 < NS_RETRY_MAX_NS ? v->backoff * 2 : NS_RETRY_MAX_NS;
+                v->backoff = v->backoff * 2 < ns->timings.retry_max ? v->backoff * 2
+                                                                  : ns->timings.retry_max;
                 v->next_try = now + v->backoff;
                 return;
         }
@@ -118,8 +119,8 @@ static void pending_note(struct ns *ns, long i, const char *path, uint64_t now)
                 return;
         ns->pending = v;
         v += ns->n_pending;
-        *v = (struct ns_pending){ .path = strdup(path), .next_try = now + NS_RETRY_MIN_NS,
-                                  .backoff = NS_RETRY_MIN_NS };
+        *v = (struct ns_pending){ .path = strdup(path), .next_try = now + ns->timings.retry_min,
+                                  .backoff = ns->timings.retry_min };
         if (v->path)
                 ns->n_pending++;
 }
@@ -292,13 +293,13 @@ static bool pid_stopped(pid_t pid)
                (close_paren[2] == 'T' || close_paren[2] == 't');
 }
 
-bool ns_prov_unresponsive(struct ns_prov *p, uint64_t now)
+bool ns_prov_unresponsive(const struct ns *ns, struct ns_prov *p, uint64_t now)
 {
         if (now < p->quiet_until)
                 return true;
         if (p->pid <= 0)
                 return false;
-        if (now - p->state_at >= NS_STATE_CHECK_NS || p->state_at == 0) {
+        if (now - p->state_at >= ns->timings.state_check || p->state_at == 0) {
                 p->state_at = now;
                 p->stopped = pid_stopped(p->pid);
         }

@@ -38,6 +38,7 @@ int ns_new(const char *runtime_dir, struct ns **ret)
         ns->max_segment = NS_MAX_SEGMENT_DEFAULT;
         ns->max_mapped = NS_MAX_MAPPED_DEFAULT;
         ns->max_per_user = NS_MAX_PER_USER_DEFAULT;
+        ns->timings = NS_TIMINGS_DEFAULT;
         ns->server_uid = geteuid();
         pthread_mutex_init(&ns->lock, NULL);
         pthread_cond_init(&ns->idle, NULL);
@@ -99,6 +100,14 @@ void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped)
 {
         ns->max_segment = max_segment;
         ns->max_mapped = max_mapped;
+}
+
+int ns_set_timings(struct ns *ns, const struct ns_timings *t)
+{
+        if (t->retry_min == 0 || t->retry_min > t->retry_max)
+                return -EINVAL;
+        ns->timings = *t;
+        return 0;
 }
 
 void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata)
