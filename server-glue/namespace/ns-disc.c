@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ns-disc.h"
+#include "ns-log.h"
 #include "ns-map.h"
 #include "ns-prov.h"
 

@@ -7,12 +7,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "ns-log.h"
 #include "ns-map.h"
 #include "ns-prov.h"            /* ns_mono_ns */
 
@@ -24,17 +24,6 @@
 
 /* Beyond this many refused providers remembered, refusals are logged again (rate-limited). */
 #define NS_REFUSED_MAX 4096
-
-void ns_log(struct ns *ns, int priority, const char *format, ...)
-{
-        va_list ap;
-
-        if (!ns->log)
-                return;
-        va_start(ap, format);
-        ns->log(ns->log_userdata, priority, format, ap);
-        va_end(ap);
-}
 
 static bool refused_is(const struct ns_refused *f, const char *path, const struct stat *st)
 {

@@ -47,8 +47,4 @@ void ns_map_short(struct ns *ns, const char *what, const char *path, int err);
 bool ns_map_retry_take(struct ns *ns);
 uint64_t ns_map_retry_at(const struct ns *ns);       /* CLOCK_MONOTONIC ns, 0: none */
 
-/* Through the daemon's log when it gave one (ns_set_log); rate-limited there. */
-void ns_log(struct ns *ns, int priority, const char *format, ...)
-        __attribute__((format(printf, 3, 4)));
-
 #endif /* PERFLIBD_NS_MAP_H */

@@ -17,6 +17,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "ns-log.h"
 #include "ns-map.h"
 #include "ns-prov.h"
 

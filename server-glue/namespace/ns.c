@@ -110,12 +110,6 @@ int ns_set_timings(struct ns *ns, const struct ns_timings *t)
         return 0;
 }
 
-void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata)
-{
-        ns->log = log;
-        ns->log_userdata = userdata;
-}
-
 void ns_set_max_per_user(struct ns *ns, size_t n)
 {
         ns->max_per_user = n;
