@@ -271,7 +271,7 @@ static int keep_first(const char *path, void *userdata)
         return 0;
 }
 
-/* Requests (so that perflibd refreshes) until path is gone or GONE_MAX_S passed: how long it took. */
+/* Requests (perflibd refreshes) until path is gone or GONE_MAX_S passed: how long that took. */
 static double wait_gone(struct pv2_client *c, const char *path)
 {
         double t = tu_now();

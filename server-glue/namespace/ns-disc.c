@@ -196,7 +196,7 @@ static void retry_step(struct ns *ns)
         if (copy)
                 (void) ns_prov_add_unlocked(ns, copy);
         free(copy);
-        /* A shortage or a dead provider met here wants a scan the scanner, asleep, does not know of. */
+        /* A shortage or a dead provider met here wants a scan the sleeping scanner knows not of. */
         if (ns_map_retry_at(ns) != 0 || ns->sweep)
                 pthread_cond_signal(&ns->disc_kick);
 }

@@ -5,10 +5,10 @@
  * state in it and takes the whole handle: ns-prov.c the provider list
  * (provs, and pending for those still to add), ns-catalog.c the
  * counterset list (entries, built from provs and installed), ns-disc.c
- * its threads and the sockets they found, ns.c the rest; dirty is set by whichever part sees a change and cleared by the
- * rebuild, and the waiters are counted by ns_io_begin and ns_io_end
- * (ns-prov.h) for ns.c.  Splitting it would change every signature for no
- * reader's benefit.
+ * its threads and the sockets they found, ns.c the rest; dirty is set by
+ * whichever part sees a change and cleared by the rebuild, and the
+ * waiters are counted by ns_io_begin and ns_io_end (ns-prov.h) for ns.c.
+ * Splitting it would change every signature for no reader's benefit.
  */
 #ifndef PERFLIBD_NS_INTERNAL_H
 #define PERFLIBD_NS_INTERNAL_H
