@@ -56,6 +56,18 @@ int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix)
         return du_init(d, dir);
 }
 
+/* stderr into path; not the journal, even under systemd, so that the lines can be counted. */
+static int log_to(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        unsetenv("JOURNAL_STREAM");
+        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+                return -1;
+        close(fd);
+        return 0;
+}
+
 static void exec_server(const struct du_daemon *d, const char *bin,
                         const char *const *launcher)
 {
@@ -72,6 +84,8 @@ static void exec_server(const struct du_daemon *d, const char *bin,
         for (size_t i = 0; d->args && d->args[i] && i < 16; i++)
                 argv[n++] = d->args[i];
         argv[n] = NULL;
+        if (d->log && log_to(d->log) < 0)
+                _exit(126);
         if (d->in_child && d->in_child() != 0)
                 _exit(126);
         execvp(argv[0], (char **) argv);

@@ -23,6 +23,8 @@ struct du_daemon {
         int (*in_child)(void);
         /* More options for perflibd (NULL-terminated, at most 16), when set. */
         const char *const *args;
+        /* perflibd's stderr, its log, goes to this file (truncated), when set. */
+        const char *log;
 };
 
 /*

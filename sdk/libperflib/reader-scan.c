@@ -83,6 +83,13 @@ static int scan_entry(const char *dir, DIR *d, const struct dirent *de, uid_t ow
         k = probe(path);
         if (k == -ECONNREFUSED)
                 *reclaimed += reclaim(dirfd(d), de->d_name, &st);
+        /*
+         * Short of descriptors or memory, the probe cannot tell: the socket
+         * is reported, so that the caller's own open meets the shortage and
+         * can retry, rather than never hearing of a live provider.
+         */
+        if (k == -EMFILE || k == -ENFILE || k == -ENOMEM || k == -ENOBUFS)
+                k = 0;
         k = k == 0 ? cb(path, userdata) : 0;
         free(path);
         return k;

@@ -237,8 +237,9 @@ PL_PRIVATE int pl_reader_notify(struct pl_reader *r, uint32_t request_code,
  * Calls cb for every provider socket in dir, and in the users' directories
  * of dir/users (those only their owner can write, at most 4 a user and 1024
  * in all; in each only the sockets its owner made), whose provider is
- * alive, and removes the sockets of providers that are gone (reclaiming
- * them).  A
+ * alive, or that could not be probed for want of descriptors or memory
+ * (opening it will tell), and removes the sockets of providers that are
+ * gone (reclaiming them).  A
  * non-zero return from cb stops the scan and is returned.  *ret_reclaimed,
  * when not NULL, counts the sockets removed.
  */

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "ns-live.h"            /* struct ns_timings */
+
 struct conn;
 struct ns;
 struct pv2_budget;
@@ -49,6 +51,7 @@ struct daemon {
         uint64_t max_segment;           /* bytes: one provider's segment, at most */
         uint64_t max_mapped;            /* bytes: all segments mapped together, at most */
         size_t max_countersets;         /* self-described, per user but root and ours */
+        struct ns_timings ns_timings;   /* the namespace's, in ns */
 
         struct reg_entry *reg;          /* the installed manifests */
         size_t n_reg;

@@ -82,6 +82,15 @@ static void usage(FILE *f)
                 "                           self-described countersets one user other than\n"
                 "                           root and the server's may publish (default %d)\n"
                 "\n"
+                "Timings of discovery (see SLOW PROVIDERS in perflibd(8)), in milliseconds:\n"
+                "      --state-check=MS     how old a look at whether a provider is stopped\n"
+                "                           may be (default 10)\n"
+                "      --retry-min=MS, --retry-max=MS\n"
+                "                           retry a provider that could not be added after\n"
+                "                           MIN, doubling to MAX (default 100, 2000)\n"
+                "      --scan-wait=MS       how long a request waits for the scan it asked\n"
+                "                           for (default 50)\n"
+                "\n"
                 "  -d, --debug              log debug messages\n"
                 "  -h, --help               show this help and exit\n"
                 "  -V, --version            show the version and exit\n"
@@ -128,7 +137,26 @@ enum {
         OPT_MAX_SEGMENT,
         OPT_MAX_MAPPED,
         OPT_MAX_COUNTERSETS,
+        OPT_STATE_CHECK,
+        OPT_RETRY_MIN,
+        OPT_RETRY_MAX,
+        OPT_SCAN_WAIT,
 };
+
+/* One of the timings' options, in ms (1 hour at most): 0, or -EINVAL (told). */
+static int parse_timing(struct ns_timings *t, int opt, const char *name, const char *arg)
+{
+        uint64_t *dst = opt == OPT_STATE_CHECK ? &t->state_check :
+                        opt == OPT_RETRY_MIN ? &t->retry_min :
+                        opt == OPT_RETRY_MAX ? &t->retry_max : &t->scan_wait;
+        size_t ms;
+
+        if (parse_number(name, arg, opt == OPT_RETRY_MIN || opt == OPT_RETRY_MAX, 3600000,
+                         &ms) < 0)
+                return -EINVAL;
+        *dst = (uint64_t) ms * 1000000u;
+        return 0;
+}
 
 /* One of the limits' options: 0, or -EINVAL (told). */
 static int parse_limit(struct conn_limits *l, int opt, const char *name, const char *arg)
@@ -223,12 +251,17 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "max-segment-size", required_argument, NULL, OPT_MAX_SEGMENT },
                 { "max-mapped", required_argument, NULL, OPT_MAX_MAPPED },
                 { "max-countersets-per-user", required_argument, NULL, OPT_MAX_COUNTERSETS },
+                { "state-check", required_argument, NULL, OPT_STATE_CHECK },
+                { "retry-min", required_argument, NULL, OPT_RETRY_MIN },
+                { "retry-max", required_argument, NULL, OPT_RETRY_MAX },
+                { "scan-wait", required_argument, NULL, OPT_SCAN_WAIT },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
         const char *group = getenv("PERFLIB_GROUP");
+        bool help = false;
         int c, i;
 
         if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0)
@@ -257,6 +290,11 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                         *(c == OPT_MAX_SEGMENT ? &d->max_segment : &d->max_mapped) = v;
                         continue;
                 }
+                if (c >= OPT_STATE_CHECK) {
+                        if (parse_timing(&d->ns_timings, c, opts[i].name, optarg) < 0)
+                                return -EINVAL;
+                        continue;
+                }
                 if (c >= OPT_BIND_TIMEOUT) {
                         if (parse_limit(&d->limits, c, opts[i].name, optarg) < 0)
                                 return -EINVAL;
@@ -265,7 +303,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 switch (c) {
                 case 'g': group = optarg; break;
                 case 'd': log_set_debug(true); break;
-                case 'h': usage(stdout); return 1;
+                case 'h': help = true; break;
                 case 'V': printf("perflibd %s\n", PACKAGE_VERSION); return 1;
                 default: usage(stderr); return -EINVAL;
                 }
@@ -273,6 +311,15 @@ static int parse_args(struct daemon *d, int argc, char **argv)
         if (optind < argc) {
                 fprintf(stderr, "perflibd: unexpected argument: %s\n", argv[optind]);
                 return -EINVAL;
+        }
+        /* Checked before --help answers, so that --help can test a command line. */
+        if (d->ns_timings.retry_min > d->ns_timings.retry_max) {
+                fprintf(stderr, "perflibd: --retry-min is longer than --retry-max\n");
+                return -EINVAL;
+        }
+        if (help) {
+                usage(stdout);
+                return 1;
         }
         if (d->listen_tcp && !*d->listen_tcp)
                 dup_to(&d->listen_tcp, NULL);
@@ -505,7 +552,10 @@ static void plugins_start(struct daemon *d)
         r = plugins_sync(d->plugins);
         if (r < 0 && r != -ENOENT)
                 log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
+        /* The namespace's discovery threads already run. */
+        ns_lock(d->ns);
         ns_runtime_changed(d->ns);
+        ns_unlock(d->ns);
         plugins_arm(d);
 }
 
@@ -744,6 +794,10 @@ static int run(struct daemon *d)
         ns_set_map_limits(d->ns, d->max_segment, d->max_mapped);
         ns_set_log(d->ns, ns_log_to_log, d);
         ns_set_max_per_user(d->ns, d->max_countersets);
+        (void) ns_set_timings(d->ns, &d->ns_timings);   /* checked by parse_args */
+        /* Once it is set up: from here on its threads use it too. */
+        if ((r = ns_start_discovery(d->ns)) < 0)
+                return r;
         registry_load(d);
         /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);
@@ -766,7 +820,8 @@ int main(int argc, char **argv)
                             .conns_cond = PTHREAD_COND_INITIALIZER,
                             .max_segment = NS_MAX_SEGMENT_DEFAULT,
                             .max_mapped = NS_MAX_MAPPED_DEFAULT,
-                            .max_countersets = NS_MAX_PER_USER_DEFAULT };
+                            .max_countersets = NS_MAX_PER_USER_DEFAULT,
+                            .ns_timings = NS_TIMINGS_DEFAULT };
         int r;
 
         log_setup();

@@ -4,11 +4,11 @@
  * shares.  It is the handle ns-live.h hands out, and each part keeps its
  * state in it and takes the whole handle: ns-prov.c the provider list
  * (provs, and pending for those still to add), ns-catalog.c the
- * counterset list (entries, built from provs and installed), ns.c the
- * rest; dirty is set by whichever part sees a change and cleared by the
- * rebuild, and the waiters are counted by ns_io_begin and ns_io_end
- * (ns-prov.h) for ns.c.  Splitting it would change every signature for no
- * reader's benefit.
+ * counterset list (entries, built from provs and installed), ns-disc.c
+ * its threads and the sockets they found, ns.c the rest; dirty is set by
+ * whichever part sees a change and cleared by the rebuild, and the
+ * waiters are counted by ns_io_begin and ns_io_end (ns-prov.h) for ns.c.
+ * Splitting it would change every signature for no reader's benefit.
  */
 #ifndef PERFLIBD_NS_INTERNAL_H
 #define PERFLIBD_NS_INTERNAL_H
@@ -28,6 +28,7 @@ struct ns_pending;
 struct ns_entry;
 struct ns_refused;
 struct ns_claim;
+struct ns_fresh;
 
 struct ns {
         char *runtime_dir;
@@ -41,15 +42,17 @@ struct ns {
         struct ns_entry *entries;
         size_t n_entries;
         bool rescan;                    /* scan the runtime directory at the next refresh */
+        bool sweep;                     /* a provider died: scan to remove its socket, unwaited */
         uint64_t dir_stamp;             /* pl_scan_stamp's sum at the last scan */
         bool dirty;                     /* rebuild the counterset list at the next refresh */
+        struct ns_timings timings;      /* ns_set_timings */
 
         /* What is mapped, against its caps (ns-map.c). */
         uint64_t max_segment, max_mapped, mapped;
+        uint64_t reserved;              /* room held by opens in progress off the lock */
         struct ns_refused *refused;     /* providers refused for their size, logged once */
         size_t n_refused;
-        size_t n_unopened;              /* kept out of the last scan by a shortage */
-        uint64_t retry_at;              /* CLOCK_MONOTONIC ns: scan again then, 0 = no need */
+        uint64_t retry_at;              /* CLOCK_MONOTONIC ns: a shortage met, scan again then */
         ns_log_fn log;
         void *log_userdata;
 
@@ -73,6 +76,25 @@ struct ns {
         pthread_mutex_t lock;
         pthread_cond_t idle;            /* waiters went back to 0 */
         unsigned waiters;
+
+        /*
+         * Discovery off the request path (ns-disc.c, ns_start_discovery):
+         * one thread scans and opens new providers, another retries the
+         * pending ones, each under lock except while it reads the directory
+         * or waits on a provider.  A refresh that wants a scan bumps
+         * disc_want; disc_done is the last disc_want whose scan and new
+         * providers the scanning thread has been through.
+         */
+        bool disc_running, disc_stop;
+        pthread_t disc_thread, retry_thread;
+        pthread_cond_t disc_kick;       /* to the scanner: a scan is wanted, or stop */
+        pthread_cond_t disc_pass;       /* from it: disc_done moved */
+        pthread_cond_t retry_kick;      /* to the retrier: the pending list grew, or stop */
+        uint64_t disc_want, disc_scanned, disc_done;
+        uint64_t disc_deadline;         /* CLOCK_MONOTONIC ns: waits for the scan ... */
+        uint64_t disc_deadline_for;     /* ... that disc_want was then end at the latest */
+        struct ns_fresh *fresh;         /* found by the last scan and not tried yet, oldest first */
+        size_t n_fresh;
 };
 
 #endif /* PERFLIBD_NS_INTERNAL_H */

@@ -58,6 +58,22 @@ void ns_set_max_per_user(struct ns *ns, size_t n);
 void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped);
 
 /*
+ * The namespace's timings (perflibd(8), SLOW PROVIDERS), in nanoseconds:
+ * how old the look at a provider's state (stopped or not) may be, so a
+ * stop shows this late at most; the first and the longest wait before a
+ * provider that could not be added is tried again, doubling between them;
+ * how long a refresh waits for the scan it asked for.  ns_new sets the
+ * defaults.  ns_set_timings: 0, or -EINVAL when a retry wait is 0 or the
+ * first is longer than the longest.
+ */
+struct ns_timings {
+        uint64_t state_check, retry_min, retry_max, scan_wait;
+};
+#define NS_TIMINGS_DEFAULT \
+        ((struct ns_timings){ 10000000, 100000000, 2000000000, 50000000 })
+int ns_set_timings(struct ns *ns, const struct ns_timings *t);
+
+/*
  * Where the namespace reports what it refused or could not open: priority
  * is a syslog(3) level, format a constant (a rate-limiting key).  None by default.
  */
@@ -72,7 +88,8 @@ void ns_runtime_changed(struct ns *ns);
  * announced since the last scan and (one per call, with backoff) those
  * that could not be added before, and rebuilds the counterset list when
  * anything changed (invalidating every pointer ns_at/ns_find returned).
- * Cheap when nothing changed: one poll(2) per live provider.
+ * Cheap when nothing changed: one poll(2) per live provider.  With
+ * discovery started (ns_start_discovery) it adds what that found instead.
  */
 int ns_refresh(struct ns *ns);
 
@@ -90,6 +107,17 @@ void ns_set_threaded(struct ns *ns);
 void ns_lock(struct ns *ns);
 void ns_unlock(struct ns *ns);
 void ns_wait_idle(struct ns *ns);
+
+/*
+ * For a threaded server (after ns_set_threaded, before other threads use
+ * ns, lock not held): a thread of the namespace scans the runtime
+ * directory and opens new providers from then on, and ns_refresh only
+ * asks it to and waits for it at most 50 ms, so a provider that is slow
+ * to answer delays no request longer; it comes in with a later refresh.
+ * Without it ns_refresh scans and opens itself.  0 or -errno;
+ * ns_free stops it.
+ */
+int ns_start_discovery(struct ns *ns);
 
 /* Live providers (segments) and countersets, for sd_notify's status line. */
 size_t ns_providers(const struct ns *ns);

@@ -6,12 +6,13 @@
  * announced size, before mmap.
  */
 #include <errno.h>
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "ns-log.h"
 #include "ns-map.h"
 #include "ns-prov.h"            /* ns_mono_ns */
 
@@ -23,17 +24,6 @@
 
 /* Beyond this many refused providers remembered, refusals are logged again (rate-limited). */
 #define NS_REFUSED_MAX 4096
-
-void ns_log(struct ns *ns, int priority, const char *format, ...)
-{
-        va_list ap;
-
-        if (!ns->log)
-                return;
-        va_start(ap, format);
-        ns->log(ns->log_userdata, priority, format, ap);
-        va_end(ap);
-}
 
 static bool refused_is(const struct ns_refused *f, const char *path, const struct stat *st)
 {
@@ -100,7 +90,8 @@ void ns_map_free(struct ns *ns)
 /* What the next segment may be: 0 = nothing fits any more. */
 static uint64_t map_room(const struct ns *ns, bool *ret_total)
 {
-        uint64_t left = ns->max_mapped > ns->mapped ? ns->max_mapped - ns->mapped : 0;
+        uint64_t used = ns->mapped + ns->reserved;
+        uint64_t left = ns->max_mapped > used ? ns->max_mapped - used : 0;
 
         *ret_total = left < ns->max_segment;
         return *ret_total ? left : ns->max_segment;
@@ -132,12 +123,35 @@ static void refused(struct ns *ns, const char *path, const struct stat *st, bool
                 (void) refused_add(ns, path, st, !total);
 }
 
-static bool shortage(int err)
+bool ns_map_shortage(int err)
 {
         return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -ENOBUFS;
 }
 
-int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint64_t *ret_size)
+/*
+ * Connects with ns->lock let go of when unlocked.  The discovery threads
+ * may then open two providers at once: each holds its room as reserved
+ * meanwhile, so that both together never map more than the cap.
+ */
+static int map_connect(struct ns *ns, const char *path, uint64_t room, bool unlocked,
+                       struct pl_reader **ret_r)
+{
+        int k;
+
+        if (room == 0)
+                return -EFBIG;
+        if (!unlocked)
+                return pl_reader_open_max(path, room, ret_r);
+        ns->reserved += room;
+        pthread_mutex_unlock(&ns->lock);
+        k = pl_reader_open_max(path, room, ret_r);
+        pthread_mutex_lock(&ns->lock);
+        ns->reserved -= room;
+        return k;
+}
+
+int ns_map_open(struct ns *ns, const char *path, bool unlocked, struct pl_reader **ret_r,
+                uint64_t *ret_size)
 {
         struct stat st;
         const struct stat *sp = stat(path, &st) == 0 ? &st : NULL;
@@ -150,14 +164,15 @@ int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint6
         if (f && f->too_big)
                 return -EFBIG;
         room = map_room(ns, &total);
-        k = room > 0 ? pl_reader_open_max(path, room, &r) : -EFBIG;
+        k = map_connect(ns, path, room, unlocked, &r);
         if (k == -EFBIG)
                 refused(ns, path, sp, total, room);
-        if (shortage(k))
-                ns->n_unopened++;
+        if (ns_map_shortage(k))
+                ns_map_short(ns, "provider", path, k);
         if (k < 0)
                 return k;
         /* Served now: refused again later (the total cap), it is logged again. */
+        f = sp ? refused_find(ns, path, sp) : NULL;
         if (f)
                 refused_drop(ns, (size_t) (f - ns->refused));
         (void) pl_reader_segment_size(r, &size);
@@ -176,22 +191,29 @@ void ns_map_release(struct ns *ns, uint64_t size)
                         ns->rescan = true;
 }
 
-void ns_map_scan_begin(struct ns *ns)
+/*
+ * The state is the scan it arms, not a count per scan: a shortage met by
+ * the retrying thread, or by the opening of what a scan found after that
+ * scan ended, must still bring the scan that finds what it kept out.
+ */
+void ns_map_short(struct ns *ns, const char *what, const char *path, int err)
 {
-        ns->n_unopened = 0;
-}
-
-void ns_map_scan_end(struct ns *ns)
-{
-        ns->retry_at = 0;
-        if (ns->n_unopened == 0)
+        if (ns->retry_at != 0)
                 return;
-        ns_log(ns, LOG_WARNING, "%zu provider(s) could not be opened for want of descriptors "
-               "or memory: trying again in a second", ns->n_unopened);
         ns->retry_at = ns_mono_ns() + NS_RETRY_NS;
+        ns_log(ns, LOG_WARNING, "%s %s could not be opened for want of descriptors or memory "
+               "(%s): scanning again in a second", what, path, strerror(-err));
 }
 
-bool ns_map_retry_due(const struct ns *ns)
+bool ns_map_retry_take(struct ns *ns)
 {
-        return ns->retry_at != 0 && ns_mono_ns() >= ns->retry_at;
+        if (ns->retry_at == 0 || ns_mono_ns() < ns->retry_at)
+                return false;
+        ns->retry_at = 0;
+        return true;
+}
+
+uint64_t ns_map_retry_at(const struct ns *ns)
+{
+        return ns->retry_at;
 }

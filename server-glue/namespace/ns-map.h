@@ -4,8 +4,8 @@
  * is opened through ns_map_open, which refuses, before anything is mapped,
  * a segment over the per-segment cap or over what is left of the total
  * cap, and logs each refused provider once; ns_map_release gives its bytes
- * back.  It also counts the providers a shortage of descriptors or memory
- * kept from opening, for ns.c to retry them and say so.
+ * back.  A shortage of descriptors or memory met opening a provider or
+ * scanning for them schedules another scan and is said once (ns_map_short).
  */
 #ifndef PERFLIBD_NS_MAP_H
 #define PERFLIBD_NS_MAP_H
@@ -23,21 +23,28 @@ struct ns_refused {
         bool too_big;                   /* over the per-segment cap: not even asked again */
 };
 
-/* Opens the provider at path: 0 with *ret_r and its mapped size, or -errno. */
-int ns_map_open(struct ns *ns, const char *path, struct pl_reader **ret_r, uint64_t *ret_size);
+/*
+ * Opens the provider at path: 0 with *ret_r and its mapped size, or -errno.
+ * unlocked: ns->lock is held and let go of while it waits on the provider
+ * (only the discovery thread, ns-disc.c, opens that way).
+ */
+int ns_map_open(struct ns *ns, const char *path, bool unlocked, struct pl_reader **ret_r,
+                uint64_t *ret_size);
 void ns_map_release(struct ns *ns, uint64_t size);
 void ns_map_free(struct ns *ns);
 
 /*
- * Around a scan: the providers a shortage kept out are counted, logged,
- * and the scan is due again (ns_map_retry_due) a second later.
+ * A shortage of descriptors or memory (-EMFILE, -ENFILE, -ENOMEM,
+ * -ENOBUFS) kept what, a provider's socket or the runtime directory at
+ * path, from being opened: whichever thread met it, and whether or not a
+ * scan was under way, a scan is due a second later (ns_map_retry_at), and
+ * the first shortage before that scan is logged.  ns_map_open reports its
+ * own; a scan reports the directory's.  ns_map_retry_take: whether that
+ * scan is due now, and if so it is taken (a shortage after re-arms it).
  */
-void ns_map_scan_begin(struct ns *ns);
-void ns_map_scan_end(struct ns *ns);
-bool ns_map_retry_due(const struct ns *ns);
-
-/* Through the daemon's log when it gave one (ns_set_log); rate-limited there. */
-void ns_log(struct ns *ns, int priority, const char *format, ...)
-        __attribute__((format(printf, 3, 4)));
+bool ns_map_shortage(int err);
+void ns_map_short(struct ns *ns, const char *what, const char *path, int err);
+bool ns_map_retry_take(struct ns *ns);
+uint64_t ns_map_retry_at(const struct ns *ns);       /* CLOCK_MONOTONIC ns, 0: none */
 
 #endif /* PERFLIBD_NS_MAP_H */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "ns-map.h"
+#include "ns-log.h"
 #include "ns-owner.h"
 
 /* Refusals remembered per provider: a provider publishing more is muted. */

@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include "ns-log.h"
 #include "ns-map.h"
 #include "ns-prov.h"
 
@@ -56,9 +58,9 @@ static struct ns_prov *prov_find(const struct ns *ns, const char *path)
 /*
  * A provider for path with its reader open: 0, -ENOMEM, or ns_map_open's
  * error (a segment refused for its size or kept out by a shortage is
- * logged there and by ns.c).
+ * logged there and by ns.c).  unlocked: see ns_map_open.
  */
-static int prov_open(struct ns *ns, const char *path, struct ns_prov **ret)
+static int prov_open(struct ns *ns, const char *path, bool unlocked, struct ns_prov **ret)
 {
         struct ns_prov *p = calloc(1, sizeof(*p));
         int r;
@@ -70,7 +72,7 @@ static int prov_open(struct ns *ns, const char *path, struct ns_prov **ret)
         pthread_mutex_init(&p->lock, NULL);
         pthread_mutex_init(&p->name_lock, NULL);
         p->path = strdup(path);
-        r = p->path ? ns_map_open(ns, path, &p->r, &p->mapped) : -ENOMEM;
+        r = p->path ? ns_map_open(ns, path, unlocked, &p->r, &p->mapped) : -ENOMEM;
         if (r < 0) {
                 ns_prov_free(p);
                 return r;
@@ -107,7 +109,8 @@ static void pending_note(struct ns *ns, long i, const char *path, uint64_t now)
 
         if (i >= 0) {
                 v = &ns->pending[i];
-                v->backoff = v->backoff * 2 < NS_RETRY_MAX_NS ? v->backoff * 2 : NS_RETRY_MAX_NS;
+                v->backoff = v->backoff * 2 < ns->timings.retry_max ? v->backoff * 2
+                                                                  : ns->timings.retry_max;
                 v->next_try = now + v->backoff;
                 return;
         }
@@ -117,31 +120,48 @@ static void pending_note(struct ns *ns, long i, const char *path, uint64_t now)
                 return;
         ns->pending = v;
         v += ns->n_pending;
-        *v = (struct ns_pending){ .path = strdup(path), .next_try = now + NS_RETRY_MIN_NS,
-                                  .backoff = NS_RETRY_MIN_NS };
+        *v = (struct ns_pending){ .path = strdup(path), .next_try = now + ns->timings.retry_min,
+                                  .backoff = ns->timings.retry_min };
         if (v->path)
                 ns->n_pending++;
 }
 
-/* Adds the provider at path, pending[i] when i >= 0; one that cannot be added yet is pending. */
-static int prov_try(struct ns *ns, const char *path, long i)
+/*
+ * Adds the provider at path; one that cannot be added yet is pending.  Its
+ * place in the pending list is looked up after the open, which may have
+ * let go of the lock.  path may be a pending entry's: not used once dropped.
+ */
+static int prov_try(struct ns *ns, const char *path, bool unlocked)
 {
-        struct ns_prov *p, **v;
-        int r;
+        struct ns_prov *p = NULL, **v;
+        int r = prov_open(ns, path, unlocked, &p);
+        long i = pending_find(ns, path);
 
-        v = realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        ns->provs = v;
-        r = prov_open(ns, path, &p);
         if (r < 0) {
-                /* A provider that exits between the scan and here is simply not added. */
-                if (r == -ENOENT)
+                /*
+                 * A provider that exits between the scan and here is simply
+                 * not added; one that refuses is dead, and a sweep removes
+                 * the socket it left behind.
+                 */
+                if (r == -ECONNREFUSED)
+                        ns->sweep = true;
+                if (r == -ENOENT || r == -ECONNREFUSED)
                         pending_drop(ns, i);
                 else
                         pending_note(ns, i, path, ns_mono_ns());
                 return 0;
         }
+        /* Both discovery threads add providers: one may have added it meanwhile. */
+        v = prov_find(ns, path) ? NULL : realloc(ns->provs, (ns->n_provs + 1) * sizeof(*v));
+        if (!v) {
+                ns_map_release(ns, p->mapped);
+                ns_prov_free(p);
+                if (prov_find(ns, path))
+                        return 0;
+                pending_note(ns, i, path, ns_mono_ns());
+                return -ENOMEM;
+        }
+        ns->provs = v;
         pending_drop(ns, i);
         ns->provs[ns->n_provs++] = p;
         ns->dirty = true;
@@ -159,25 +179,52 @@ int ns_prov_add(const char *path, void *userdata)
         i = pending_find(ns, path);
         if (i >= 0 && ns_mono_ns() < ns->pending[i].next_try)
                 return 0;
-        return prov_try(ns, path, i);
+        return prov_try(ns, path, false);
+}
+
+bool ns_prov_known(const struct ns *ns, const char *path)
+{
+        return prov_find(ns, path) || pending_find(ns, path) >= 0;
+}
+
+int ns_prov_add_unlocked(struct ns *ns, const char *path)
+{
+        return prov_find(ns, path) ? 0 : prov_try(ns, path, true);
+}
+
+const char *ns_pending_due(const struct ns *ns, uint64_t now, uint64_t *ret_next)
+{
+        long first = -1;
+
+        for (size_t i = 0; i < ns->n_pending; i++)
+                if (first < 0 || ns->pending[i].next_try < ns->pending[first].next_try)
+                        first = (long) i;
+        *ret_next = first < 0 ? 0 : ns->pending[first].next_try;
+        return first >= 0 && *ret_next <= now ? ns->pending[first].path : NULL;
 }
 
 void ns_provs_retry(struct ns *ns)
 {
-        uint64_t now;
-        long due = -1;
+        uint64_t next;
+        const char *due = ns_pending_due(ns, ns_mono_ns(), &next);
 
-        if (ns->n_pending == 0)
-                return;
-        now = ns_mono_ns();
-        for (size_t i = 0; i < ns->n_pending; i++)
-                if (ns->pending[i].next_try <= now &&
-                    (due < 0 || ns->pending[i].next_try < ns->pending[due].next_try))
-                        due = (long) i;
-        if (due < 0)
-                return;
         /* Only when it is no longer pending does a provider show up at once: ignore ENOMEM. */
-        (void) prov_try(ns, ns->pending[due].path, due);
+        if (due)
+                (void) prov_try(ns, due, false);
+}
+
+int ns_scan_done(struct ns *ns, int k, unsigned reclaimed)
+{
+        if (reclaimed > 0)
+                ns_log(ns, LOG_INFO, "removed %u socket(s) of dead providers from %s", reclaimed,
+                       ns->runtime_dir);
+        /* A missing runtime directory just means no provider yet. */
+        if (k == -ENOENT)
+                return 0;
+        if (!ns_map_shortage(k))
+                return k;
+        ns_map_short(ns, "runtime directory", ns->runtime_dir, k);
+        return 0;
 }
 
 void ns_pending_free(struct ns *ns)
@@ -189,7 +236,10 @@ void ns_pending_free(struct ns *ns)
         ns->n_pending = 0;
 }
 
-/* Drops providers whose service connection hung up. */
+/*
+ * Drops providers whose service connection hung up, and asks for a sweep:
+ * one that died left its socket, which the next scan removes.
+ */
 void ns_provs_reap(struct ns *ns)
 {
         size_t j = 0;
@@ -201,7 +251,7 @@ void ns_provs_reap(struct ns *ns)
                 }
                 ns_map_release(ns, ns->provs[i]->mapped);
                 ns_prov_free(ns->provs[i]);
-                ns->dirty = true;
+                ns->dirty = ns->sweep = true;
         }
         ns->n_provs = j;
 }
@@ -244,13 +294,13 @@ static bool pid_stopped(pid_t pid)
                (close_paren[2] == 'T' || close_paren[2] == 't');
 }
 
-bool ns_prov_unresponsive(struct ns_prov *p, uint64_t now)
+bool ns_prov_unresponsive(const struct ns *ns, struct ns_prov *p, uint64_t now)
 {
         if (now < p->quiet_until)
                 return true;
         if (p->pid <= 0)
                 return false;
-        if (now - p->state_at >= NS_STATE_CHECK_NS || p->state_at == 0) {
+        if (now - p->state_at >= ns->timings.state_check || p->state_at == 0) {
                 p->state_at = now;
                 p->stopped = pid_stopped(p->pid);
         }

@@ -104,7 +104,7 @@ struct ns_prov {
 struct ns_pending {
         char *path;
         uint64_t next_try;              /* CLOCK_MONOTONIC ns */
-        uint64_t backoff;               /* ns, NS_RETRY_MIN_NS doubling to NS_RETRY_MAX_NS */
+        uint64_t backoff;               /* ns, timings.retry_min doubling to retry_max */
 };
 
 /* Frees a list of names linked by next, such as ns_names_unpark returns. */
@@ -120,12 +120,31 @@ void ns_provs_retry(struct ns *ns);
 void ns_pending_free(struct ns *ns);
 
 /*
+ * After pl_scan of the runtime directory returned k, having removed
+ * reclaimed sockets of dead providers: says so (once per scan, at info),
+ * arms the retry of a scan short of descriptors (ns_map_short), and
+ * returns k unless that or a missing directory made it 0.
+ */
+int ns_scan_done(struct ns *ns, int k, unsigned reclaimed);
+
+/*
+ * For the discovery thread (ns-disc.c).  Whether path is a provider
+ * already or pending: not new to a scan.  The pending provider to try
+ * first: its path (the list's) when due at now, else NULL; *ret_next is
+ * when it is due (0: none pending).  Adds the provider at path unless it
+ * is one already, letting go of ns->lock (held) while it waits on it.
+ */
+bool ns_prov_known(const struct ns *ns, const char *path);
+const char *ns_pending_due(const struct ns *ns, uint64_t now, uint64_t *ret_next);
+int ns_prov_add_unlocked(struct ns *ns, const char *path);
+
+/*
  * Whether p's values must not be served now: it missed the collect bound
  * within NS_QUIET_NS, or it is stopped.  Looks at /proc/PID/stat at most
- * every NS_STATE_CHECK_NS (a read, never a wait), so it costs a clock read
+ * every ns->timings.state_check (a read, never a wait), so it costs a clock read
  * per provider per snapshot.  Under the namespace lock.
  */
-bool ns_prov_unresponsive(struct ns_prov *p, uint64_t now);
+bool ns_prov_unresponsive(const struct ns *ns, struct ns_prov *p, uint64_t now);
 
 /*
  * Around everything that may wait on a provider (up to the collect bound):
@@ -171,16 +190,12 @@ static inline uint64_t ns_mono_ns(void)
  */
 #define NS_QUIET_NS UINT64_C(1000000000)
 
-/* How old a look at a provider's state may be; a stop shows this late at most. */
-#define NS_STATE_CHECK_NS UINT64_C(10000000)
-
 /*
- * Retrying a provider that could not be added: first after 100 ms, then
- * doubling to 2 s, so that one that answers late is served within 2 s of
- * answering, and a socket that never answers costs one collect bound per
- * 2 s at most.
+ * Retrying a provider that could not be added (ns_timings): by default
+ * first after 100 ms, then doubling to 2 s, so that one that answers late
+ * is served within 2 s of answering, and a socket that never answers costs
+ * one collect bound per 2 s at most.  The state of a provider is looked at
+ * every 10 ms at most.
  */
-#define NS_RETRY_MIN_NS UINT64_C(100000000)
-#define NS_RETRY_MAX_NS UINT64_C(2000000000)
 
 #endif /* PERFLIBD_NS_PROV_H */

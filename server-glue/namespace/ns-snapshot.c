@@ -202,7 +202,7 @@ static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e, 
                 pt->p = p;
                 pt->n = 0;
                 sn->n_parts = k + 1;
-                if (ns_prov_unresponsive(p, now)) {
+                if (ns_prov_unresponsive(ns, p, now)) {
                         pt->v.n_instances = 0;
                         continue;
                 }
@@ -297,7 +297,7 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
                 uint32_t status;
                 int r;
 
-                if (!p->callback || ns_prov_unresponsive(p, now))
+                if (!p->callback || ns_prov_unresponsive(ns, p, now))
                         continue;
                 /* The reader bounds the wait by the collect timeout. */
                 ns_io_begin(ns, p);

@@ -4,8 +4,9 @@
  * tying its parts together: the provider list (ns-prov.c), the counterset
  * list built from it and from the installed descriptions (ns-catalog.c),
  * the providers' name caches (ns-names.c) and the snapshots that read
- * them (ns-snapshot.c).  ns_refresh is where both lists change, and it
- * frees nothing a request waiting on a provider holds (see waiters).
+ * them (ns-snapshot.c).  ns_refresh is where both lists change (but for
+ * the providers the discovery threads add, ns-disc.c), and it frees
+ * nothing a request waiting on a provider holds (see waiters).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "ns-catalog.h"
+#include "ns-disc.h"
 #include "ns-map.h"
 
 int ns_new(const char *runtime_dir, struct ns **ret)
@@ -36,6 +38,7 @@ int ns_new(const char *runtime_dir, struct ns **ret)
         ns->max_segment = NS_MAX_SEGMENT_DEFAULT;
         ns->max_mapped = NS_MAX_MAPPED_DEFAULT;
         ns->max_per_user = NS_MAX_PER_USER_DEFAULT;
+        ns->timings = NS_TIMINGS_DEFAULT;
         ns->server_uid = geteuid();
         pthread_mutex_init(&ns->lock, NULL);
         pthread_cond_init(&ns->idle, NULL);
@@ -68,6 +71,7 @@ void ns_free(struct ns *ns)
 {
         if (!ns)
                 return;
+        ns_disc_stop(ns);
         /* What this thread kept of its snapshots goes with the namespace. */
         ns_thread_trim();
         ns_entries_free(ns);
@@ -98,10 +102,12 @@ void ns_set_map_limits(struct ns *ns, uint64_t max_segment, uint64_t max_mapped)
         ns->max_mapped = max_mapped;
 }
 
-void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata)
+int ns_set_timings(struct ns *ns, const struct ns_timings *t)
 {
-        ns->log = log;
-        ns->log_userdata = userdata;
+        if (t->retry_min == 0 || t->retry_min > t->retry_max)
+                return -EINVAL;
+        ns->timings = *t;
+        return 0;
 }
 
 void ns_set_max_per_user(struct ns *ns, size_t n)
@@ -112,7 +118,7 @@ void ns_set_max_per_user(struct ns *ns, size_t n)
 
 void ns_runtime_changed(struct ns *ns)
 {
-        ns->rescan = true;
+        ns_disc_kick(ns);
 }
 
 /*
@@ -141,6 +147,64 @@ static bool runtime_dir_changed(struct ns *ns)
         return true;
 }
 
+/*
+ * Notices what providers published and rebuilds the counterset list if
+ * anything changed; not while a thread waits on a provider (ns_refresh).
+ */
+static int refresh_build(struct ns *ns)
+{
+        int ret;
+
+        if (ns->waiters > 0)
+                return 0;
+        ns_provs_check(ns);
+        if (!ns->dirty)
+                return 0;
+        ret = ns_rebuild(ns);
+        /* The old list may point into readers just closed: never serve it. */
+        if (ret < 0)
+                ns_entries_free(ns);
+        return ret;
+}
+
+/* Without the discovery thread: scans and opens here, under the lock. */
+static int refresh_scan(struct ns *ns)
+{
+        bool retry = ns_map_retry_take(ns);
+        unsigned reclaimed = 0;
+        int ret;
+
+        if (runtime_dir_changed(ns) || retry || ns->sweep)
+                ns->rescan = true;
+        if (ns->rescan) {
+                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, &reclaimed);
+                ret = ns_scan_done(ns, ret, reclaimed);
+                if (ret < 0)
+                        return ret;
+                ns->rescan = ns->sweep = false;
+        }
+        ns_provs_retry(ns);
+        return 0;
+}
+
+/*
+ * With it: the list is brought up to date before the lock is let go of,
+ * so that no other thread reads one the caller just made stale (new
+ * installed descriptions), and again after with what the scan added.
+ */
+static int refresh_discover(struct ns *ns)
+{
+        int ret;
+
+        if (!runtime_dir_changed(ns) && !ns->rescan)
+                return 0;
+        ret = refresh_build(ns);
+        if (ret < 0)
+                return ret;
+        ns_disc_wait(ns);
+        return 0;
+}
+
 int ns_refresh(struct ns *ns)
 {
         int ret;
@@ -155,26 +219,8 @@ int ns_refresh(struct ns *ns)
          */
         if (ns->waiters == 0)
                 ns_provs_reap(ns);
-        if (runtime_dir_changed(ns) || ns_map_retry_due(ns))
-                ns->rescan = true;
-        if (ns->rescan) {
-                /* A missing runtime directory just means no provider yet. */
-                ns_map_scan_begin(ns);
-                ret = pl_scan(ns->runtime_dir, ns_prov_add, ns, NULL);
-                if (ret < 0 && ret != -ENOENT)
-                        return ret;
-                ns->rescan = false;
-                ns_map_scan_end(ns);
-        }
-        ns_provs_retry(ns);
-        if (ns->waiters > 0)
-                return 0;
-        ns_provs_check(ns);
-        if (!ns->dirty)
-                return 0;
-        ret = ns_rebuild(ns);
-        /* The old list may point into readers just closed: never serve it. */
-        if (ret < 0)
-                ns_entries_free(ns);
-        return ret;
+        if (ns->sweep)
+                ns_disc_poke(ns);
+        ret = ns_disc_running(ns) ? refresh_discover(ns) : refresh_scan(ns);
+        return ret < 0 ? ret : refresh_build(ns);
 }
