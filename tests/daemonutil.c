@@ -5,12 +5,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -342,4 +344,63 @@ int du_flood_fragment(int fd, unsigned i, uint8_t *pdu)
         if (send(fd, pdu, 24 + DU_FLOOD_STUB, MSG_NOSIGNAL) != 24 + DU_FLOOD_STUB)
                 return -1;
         return du_closed(fd, 0) ? -1 : 0;
+}
+
+int du_value_of(struct pv2_client *c, const GUID *g, const char *inst, uint32_t counter,
+                uint64_t *ret_value)
+{
+        size_t n = strlen(inst) + 1, size = (40 + 2 * n + 7) & ~(size_t) 7;
+        struct pv2_out o = { 0 };
+        uint64_t v = UINT64_MAX;
+        uint8_t ids[64] = { 0 };
+        struct pv2_handle h;
+        int r = -EIO;
+
+        if (size > sizeof(ids))
+                return -EINVAL;
+        memcpy(ids, g, 16);
+        ids[20] = (uint8_t) size;
+        memcpy(ids + 24, &counter, 4);
+        memset(ids + 28, 0xFF, 4);                              /* InstanceId: any */
+        for (size_t i = 0; i < n; i++)
+                ids[40 + 2 * i] = (uint8_t) inst[i];
+        if (pv2_open_query(c, NULL, &h) != ERROR_SUCCESS)
+                return -EIO;
+        if (pv2_validate_counters(c, &h, ids, (uint32_t) size, 1) == ERROR_SUCCESS &&
+            pv2_query_counter_data(c, &h, 1 << 16, &o) == ERROR_SUCCESS) {
+                if (o.out_size >= 80 && du_le32(o.data + 48) == ERROR_SUCCESS)
+                        v = du_le64(o.data + 72);
+                r = 0;
+        }
+        pv2_out_done(&o);
+        if (pv2_close_query(c, &h) != ERROR_SUCCESS)
+                r = -EIO;
+        if (r == 0)
+                *ret_value = v;
+        return r;
+}
+
+int du_count_countersets(struct pv2_client *c)
+{
+        struct pv2_out o = { 0 };
+        int n = -EIO;
+
+        if (pv2_enumerate_counterset(c, NULL, 65536, &o) == ERROR_SUCCESS &&
+            o.rtn_size == o.out_size)
+                n = (int) o.out_size;
+        pv2_out_done(&o);
+        return n;
+}
+
+int du_drop_to(uid_t uid)
+{
+        gid_t gid = (gid_t) uid;
+
+        if (uid == 0)
+                return 0;
+        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+            setresuid(uid, uid, uid) < 0)
+                return -errno;
+        /* Changing credentials cleared it: never outlive the test. */
+        return prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -errno : 0;
 }

@@ -64,6 +64,24 @@ int du_listed(struct pv2_client *c, const GUID *g);
  */
 int du_wait_listed(struct pv2_client *c, const GUID *g, bool listed, int timeout_ms);
 
+/*
+ * Counter `counter` (8 bytes) of instance inst (ASCII) of g, through a query
+ * handle of its own: *ret_value is the first block's value, or UINT64_MAX
+ * when its status is not success (an instance that is not served may have
+ * no block at all).  0, or -EIO when a call failed.
+ */
+int du_value_of(struct pv2_client *c, const GUID *g, const char *inst, uint32_t counter,
+                uint64_t *ret_value);
+
+/* Counts the countersets perflibd enumerates (asking for up to 65,536); -EIO. */
+int du_count_countersets(struct pv2_client *c);
+
+/*
+ * In a child process: becomes uid (and gid uid, no supplementary groups)
+ * and dies with the parent.  0 or -errno (the child should _exit).
+ */
+int du_drop_to(uid_t uid);
+
 /* system() on a formatted command: its status, or -ENOMEM. */
 int du_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

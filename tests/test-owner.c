@@ -55,20 +55,6 @@ static struct {
         const char *name;               /* the counterset's name in its self-description */
 } job;
 
-static void drop_to(uid_t uid)
-{
-        gid_t gid = (gid_t) uid;
-
-        if (uid == 0)
-                return;
-        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-            setresuid(uid, uid, uid) < 0)
-                _exit(4);
-        /* Changing credentials cleared it: never outlive the test. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                _exit(4);
-}
-
 static int describe(HANDLE h)
 {
         static struct ctrpp_counter_desc counters[2] = {
@@ -97,7 +83,8 @@ static void provider_child(int cmd_fd, int ack_fd)
         wchar_t name[32];
         HANDLE h;
 
-        drop_to(job.uid);
+        if (du_drop_to(job.uid) < 0)
+                _exit(4);
         swprintf(name, 32, L"%s", job.instance);
         if (PerfStartProvider(job.prov, NULL, &h) != ERROR_SUCCESS)
                 _exit(2);
@@ -242,33 +229,12 @@ static bool log_reaches(struct pv2_client *c, const char *what, int n)
         return false;
 }
 
-/*
- * A query of counter 2 of instance inst of g: the value of the first block
- * of QueryCounterData, or UINT64_MAX when its status is not success.
- */
+/* Counter 2 of instance inst of g, or UINT64_MAX when it is not served. */
 static uint64_t value_of(struct pv2_client *c, const GUID *g, const char *inst)
 {
-        size_t n = strlen(inst) + 1, size = (40 + 2 * n + 7) & ~(size_t) 7;
-        struct pv2_out o = { 0 };
-        uint64_t v = UINT64_MAX;
-        uint8_t ids[64] = { 0 };
-        struct pv2_handle h;
-        uint32_t counter = 2;
+        uint64_t v = 0;
 
-        memcpy(ids, g, 16);
-        ids[20] = (uint8_t) size;
-        memcpy(ids + 24, &counter, 4);
-        memset(ids + 28, 0xFF, 4);                              /* InstanceId: any */
-        for (size_t i = 0; i < n; i++)
-                ids[40 + 2 * i] = (uint8_t) inst[i];
-        assert_int_equal(pv2_open_query(c, NULL, &h), ERROR_SUCCESS);
-        assert_int_equal(pv2_validate_counters(c, &h, ids, (uint32_t) size, 1), ERROR_SUCCESS);
-        assert_int_equal(pv2_query_counter_data(c, &h, 1 << 16, &o), ERROR_SUCCESS);
-        /* An instance that is not served may have no block at all. */
-        if (o.out_size >= 80 && du_le32(o.data + 48) == ERROR_SUCCESS)
-                v = du_le64(o.data + 72);
-        pv2_out_done(&o);
-        assert_int_equal(pv2_close_query(c, &h), ERROR_SUCCESS);
+        assert_int_equal(du_value_of(c, g, inst, 2, &v), 0);
         return v;
 }
 
