@@ -4,7 +4,8 @@
  * shares.  It is the handle ns-live.h hands out, and each part keeps its
  * state in it and takes the whole handle: ns-prov.c the provider list
  * (provs, and pending for those still to add), ns-catalog.c the
- * counterset list (entries, built from provs and installed), ns.c the
+ * counterset list (entries, built from provs and installed),
+ * ns-snapshot.c the snapshots shared and the memory queries hold, ns.c the
  * rest; dirty is set by whichever part sees a change and cleared by the
  * rebuild, and the waiters are counted by ns_io_begin and ns_io_end
  * (ns-prov.h) for ns.c.  Splitting it would change every signature for no
@@ -28,6 +29,7 @@ struct ns_pending;
 struct ns_entry;
 struct ns_refused;
 struct ns_claim;
+struct ns_share;
 
 struct ns {
         char *runtime_dir;
@@ -73,6 +75,17 @@ struct ns {
         pthread_mutex_t lock;
         pthread_cond_t idle;            /* waiters went back to 0 */
         unsigned waiters;
+
+        /*
+         * Snapshots (ns-snapshot.c): one share per counterset and kind
+         * being taken or held, for concurrent requests to share; ticket
+         * orders requests and snapshots as they begin (under lock); and
+         * what queries hold, against query_memory (0: no cap).
+         */
+        struct ns_share *shares;
+        uint64_t ticket;
+        size_t query_memory;
+        size_t query_used;              /* atomic */
 };
 
 #endif /* PERFLIBD_NS_INTERNAL_H */
