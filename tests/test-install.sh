@@ -33,9 +33,10 @@ plugindir=$(pkg-config --variable=plugindir perflib)
 "$top_builddir/server-glue/perflibd" --bind-timeout=2 --idle-timeout=0 --max-clients=8 \
         --max-clients-per-user=2 --max-request=64K --request-memory=1M --max-queries=4 \
         --max-query-items=16 --max-segment-size=1G --max-mapped=300M \
-        --max-countersets-per-user=3 --help >/dev/null ||
+        --max-countersets-per-user=3 --query-memory=2M --help >/dev/null ||
         fail "perflibd refused one of its own limit options"
-for o in --bind-timeout=1Q --max-mapped=0 --max-queries=0 --max-countersets-per-user=-1; do
+for o in --bind-timeout=1Q --max-mapped=0 --max-queries=0 --max-countersets-per-user=-1 \
+        --query-memory=1K; do
         "$top_builddir/server-glue/perflibd" "$o" --help >/dev/null 2>&1 &&
                 fail "perflibd accepted $o"
 done

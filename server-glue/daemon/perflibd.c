@@ -73,6 +73,8 @@ static void usage(FILE *f)
                 "      --max-queries=N      open query handles per connection (default 64)\n"
                 "      --max-query-items=N  counters per query handle (default 4096, at\n"
                 "                           most %u)\n"
+                "      --query-memory=BYTES snapshots and replies of all queries together\n"
+                "                           (default 256M, at least 1M)\n"
                 "      --max-segment-size=SIZE\n"
                 "                           refuse a provider whose segment is larger\n"
                 "                           (K, M, G, T suffixes; default 1G)\n"
@@ -128,6 +130,7 @@ enum {
         OPT_MAX_SEGMENT,
         OPT_MAX_MAPPED,
         OPT_MAX_COUNTERSETS,
+        OPT_QUERY_MEMORY,
 };
 
 /* One of the limits' options: 0, or -EINVAL (told). */
@@ -157,6 +160,8 @@ static int parse_limit(struct conn_limits *l, int opt, const char *name, const c
                 return parse_number(name, arg, 1, PV2_MAX_QUERIES, &l->max_queries);
         case OPT_MAX_ITEMS:
                 return parse_number(name, arg, 1, CONN_MAX_QUERY_ITEMS, &l->max_items);
+        case OPT_QUERY_MEMORY:
+                return parse_number(name, arg, 1u << 20, SIZE_MAX / 2, &l->query_memory);
         default:
                 return -EINVAL;
         }
@@ -223,6 +228,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "max-segment-size", required_argument, NULL, OPT_MAX_SEGMENT },
                 { "max-mapped", required_argument, NULL, OPT_MAX_MAPPED },
                 { "max-countersets-per-user", required_argument, NULL, OPT_MAX_COUNTERSETS },
+                { "query-memory", required_argument, NULL, OPT_QUERY_MEMORY },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -742,6 +748,7 @@ static int run(struct daemon *d)
         ns_set_map_limits(d->ns, d->max_segment, d->max_mapped);
         ns_set_log(d->ns, ns_log_to_log, d);
         ns_set_max_per_user(d->ns, d->max_countersets);
+        ns_set_query_memory(d->ns, d->limits.query_memory);
         registry_load(d);
         /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);
