@@ -14,7 +14,7 @@
  * bench-pmcd (when PCP is there), so the figures can be read side by side.
  *
  * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
- *                       [--shape NAME] [--iterations N]
+ *                       [--shape NAME] [--iterations N] [--attack] [--readers]
  *        (from the build directory)
  *
  * --shape runs one shape only (same-cpu placement, no memory figures, no
@@ -28,9 +28,15 @@
  * before every call), beside the same query with neither (target: within
  * 2x); then perflibd's resident size after 16 clients each announce a
  * 63 MiB request and stream almost 1 MiB of it (target: under 64 MiB).
+ *
+ * --readers runs only the last figures of a full run: perflibd's peak
+ * resident size with one client, then eight at once, reading a counterset
+ * of 1,000,000 instances, and how many of their calls --query-memory
+ * refused.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -320,6 +326,101 @@ static void memory(void)
         waitpid(p, NULL, 0);
 }
 
+#define N_READERS 8
+#define BIG_INSTANCES 1000000
+
+/* One concurrent reader: its own connection and query, calls QueryCounterData. */
+struct reader {
+        pthread_t t;
+        const struct shape *s;
+        unsigned calls, served, refused;
+        double *us;                     /* per served call */
+};
+
+static pthread_barrier_t readers_go;
+
+static void *reader_run(void *arg)
+{
+        struct reader *rd = arg;
+        struct pv2_client *c;
+        struct pv2_handle h;
+
+        if (du_connect(&srv, 60000, &c) < 0)
+                die("a reader could not connect");
+        open_query(c, rd->s, &h);
+        pthread_barrier_wait(&readers_go);
+        for (unsigned i = 0; i < rd->calls; i++) {
+                struct pv2_out o = { 0 };
+                double t0 = now_us();
+                uint32_t e = pv2_query_counter_data(c, &h, 1u << 30, &o);
+
+                if (e == ERROR_OUTOFMEMORY) {
+                        rd->refused++;
+                        continue;
+                }
+                if (e != ERROR_SUCCESS)
+                        die("QueryCounterData failed");
+                rd->us[rd->served++] = now_us() - t0;
+                check_reply(&o, rd->s);
+                pv2_out_done(&o);
+        }
+        pv2_client_free(c);
+        return NULL;
+}
+
+/* n readers at once, calls each; prints the served calls' p50 and the refusals. */
+static void run_readers(const struct shape *s, unsigned n, unsigned calls)
+{
+        struct reader rd[N_READERS] = { 0 };
+        double *all = calloc((size_t) n * calls, sizeof(*all));
+        unsigned served = 0, refused = 0;
+
+        if (!all || pthread_barrier_init(&readers_go, NULL, n) != 0)
+                die("out of memory");
+        for (unsigned i = 0; i < n; i++) {
+                rd[i] = (struct reader){ .s = s, .calls = calls, .us = all + i * calls };
+                if (pthread_create(&rd[i].t, NULL, reader_run, &rd[i]) != 0)
+                        die("pthread_create");
+        }
+        for (unsigned i = 0; i < n; i++) {
+                pthread_join(rd[i].t, NULL);
+                for (unsigned k = 0; k < rd[i].served; k++)
+                        all[served++] = rd[i].us[k];
+                refused += rd[i].refused;
+        }
+        pthread_barrier_destroy(&readers_go);
+        qsort(all, served, sizeof(*all), cmp_double);
+        printf("query-%u-readers-%s-p50: %.1f us\n", n, s->name, served ? all[served / 2] : 0.0);
+        printf("refused-%u-readers-%s: %u of %u calls\n", n, s->name, refused, n * calls);
+        printf("hwm-%u-readers-%s: %ld KiB\n", n, s->name, du_status_kib(srv.pid, "VmHWM"));
+        free(all);
+}
+
+/*
+ * What concurrent readers of one huge counterset cost perflibd: its peak
+ * resident size with one reader, then with N_READERS reading at once (the
+ * same perflibd: VmHWM only grows), and how many calls were refused for
+ * --query-memory.
+ */
+static void readers(void)
+{
+        static const struct shape big = { "1000000x1", BIG_INSTANCES, 1, 1, "*", 0 };
+        unsigned calls = quick ? 3 : 10;
+        struct pv2_client *c;
+        pid_t p;
+        int wfd;
+
+        p = start_provider(big.instances, big.counters, &wfd);
+        c = start_server();
+        printf("hwm-idle-%s: %ld KiB\n", big.name, du_status_kib(srv.pid, "VmHWM"));
+        run_readers(&big, 1, calls);
+        run_readers(&big, N_READERS, calls);
+        pv2_client_free(c);
+        du_stop(&srv);
+        close(wfd);
+        waitpid(p, NULL, 0);
+}
+
 #define N_IDLE 1000
 #define N_HUNG 50
 #define N_FLOOD 16
@@ -430,12 +531,15 @@ int main(int argc, char **argv)
                         iterations = (unsigned) strtoul(argv[++i], NULL, 10);
                 else if (strcmp(argv[i], "--attack") == 0)
                         only = "attack";
+                else if (strcmp(argv[i], "--readers") == 0)
+                        only = "readers";
                 else {
                         bool help = strcmp(argv[i], "--help") == 0;
 
                         fprintf(help ? stdout : stderr,
                                 "usage: bench-perflibd [--quick] [--perflibd PATH] "
                                 "[--pmcd-bench PATH] [--shape NAME] [--iterations N] [--attack]\n"
+                                "       [--readers]\n"
                                 "shapes: 1-value 1000x1 1000x16 10000x1\n");
                         return help ? 0 : 2;
                 }
@@ -448,6 +552,8 @@ int main(int argc, char **argv)
                quick ? "quick" : "full", ncpu, perflibd);
         if (only && strcmp(only, "attack") == 0)
                 attack();
+        if (only && strcmp(only, "readers") == 0)
+                readers();
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
                 if (!only || strcmp(only, shapes[i].name) == 0)
                         run_shape(&shapes[i], ncpu);
@@ -456,6 +562,7 @@ int main(int argc, char **argv)
                 return system(cmd) == 0 ? 0 : 1;
         }
         memory();
+        readers();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
         if (system(cmd) != 0)
                 return 1;

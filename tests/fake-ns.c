@@ -28,6 +28,7 @@ struct ns {
         bool bump;
         bool short_snapshots;
         int snapshot_error;
+        size_t mem_cap, mem_used;
 };
 
 /* A snapshot and the copies it owns. */
@@ -179,6 +180,16 @@ void fake_ns_short_snapshots(struct ns *ns, bool on)
         ns->short_snapshots = on;
 }
 
+void fake_ns_set_memory(struct ns *ns, size_t cap)
+{
+        ns->mem_cap = cap;
+}
+
+size_t fake_ns_memory_used(const struct ns *ns)
+{
+        return ns->mem_used;
+}
+
 static void log_event(struct ns *ns, enum fake_event_kind kind, const GUID *cs, uint32_t code,
                       const void *buffer, uint32_t size)
 {
@@ -292,4 +303,41 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
         (void) own_set(ns, cs);
         log_event(ns, FAKE_NOTIFY, &cs->guid, request_code, buffer, size);
         return 0;
+}
+
+/* As the real one, unshared: the core's tests run one request at a time. */
+int ns_collect(struct ns *ns, const struct ns_counterset *cs, const wchar_t *machine,
+               size_t machine_len, struct ns_snapshot **ret)
+{
+        uint32_t size = (uint32_t) ((machine ? machine_len + 1 : 1) * sizeof(wchar_t));
+        int r;
+
+        if (!machine)
+                machine = L"";
+        (void) ns_notify(ns, cs, PERF_COLLECT_START, machine, size);
+        r = ns_snapshot(ns, cs, NS_SNAPSHOT_COLLECT, ret);
+        (void) ns_notify(ns, cs, PERF_COLLECT_END, machine, size);
+        return r;
+}
+
+int ns_mem_try(struct ns *ns, size_t bytes)
+{
+        if (ns->mem_cap && bytes > ns->mem_cap - ns->mem_used)
+                return -ENOMEM;
+        ns->mem_used += bytes;
+        return 0;
+}
+
+int ns_mem_take(struct ns *ns, size_t bytes)
+{
+        return ns_mem_try(ns, bytes);
+}
+
+void ns_mem_give(struct ns *ns, size_t bytes)
+{
+        if (bytes > ns->mem_used) {
+                fprintf(stderr, "fake-ns: %zu bytes given back, %zu taken\n", bytes, ns->mem_used);
+                abort();
+        }
+        ns->mem_used -= bytes;
 }

@@ -39,6 +39,13 @@ void fake_ns_fail_snapshots(struct ns *ns, int err);
 /* Make ns_snapshot report n_counters one less than the counterset has. */
 void fake_ns_short_snapshots(struct ns *ns, bool on);
 
+/*
+ * The query memory (ns_mem_take): a cap (0, the default: none) and the
+ * bytes taken and not given back.  Snapshots are not paid from it here.
+ */
+void fake_ns_set_memory(struct ns *ns, size_t cap);
+size_t fake_ns_memory_used(const struct ns *ns);
+
 enum fake_event_kind {
         FAKE_NOTIFY,
         FAKE_SNAPSHOT,

@@ -34,10 +34,10 @@ plugindir=$(pkg-config --variable=plugindir perflib)
         --max-clients-per-user=2 --max-request=64K --request-memory=1M --max-queries=4 \
         --max-query-items=16 --max-segment-size=1G --max-mapped=300M \
         --max-countersets-per-user=3 --state-check=0 --retry-min=3000 --retry-max=4000 \
-        --scan-wait=0 --help >/dev/null ||
+        --scan-wait=0 --query-memory=2M --help >/dev/null ||
         fail "perflibd refused one of its own limit options"
 for o in --bind-timeout=1Q --max-mapped=0 --max-queries=0 --max-countersets-per-user=-1 \
-         --retry-min=0 --retry-min=3000 --scan-wait=1s --state-check=3600001; do
+         --retry-min=0 --retry-min=3000 --scan-wait=1s --state-check=3600001 --query-memory=1K; do
         "$top_builddir/server-glue/perflibd" "$o" --help >/dev/null 2>&1 &&
                 fail "perflibd accepted $o"
 done

@@ -6,7 +6,8 @@
  * PDU, are closed by the deadlines; one user cannot take every connection,
  * and root still gets in; sixteen clients streaming large requests do not
  * grow the server past the request budget; query handles and items per
- * handle stop at their caps with MS-PCQ's ERROR_OUTOFMEMORY.
+ * handle stop at their caps with MS-PCQ's ERROR_OUTOFMEMORY, and so does
+ * a query of more instances than the query memory holds, logged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -410,6 +411,88 @@ static void test_handles_and_items(void **state)
         tu_child_stop(&p);
 }
 
+/* ---- query memory ---- */
+
+#define MANY 30000
+#define FEW 10
+
+static char log_path[4096];
+
+static int child_log(void)
+{
+        return du_stderr_to(log_path);
+}
+
+/* MANY instances of one 4-byte counter; 'd' deletes all but FEW of them. */
+static void many_child(int cmd_fd, int ack_fd)
+{
+        ULONG size;
+        PPERF_COUNTERSET_INFO t = tu_template(&prov, &cset, PERF_COUNTERSET_MULTI_INSTANCES, 1,
+                                              (const ULONG[]) { 4 }, &size);
+        PPERF_COUNTERSET_INSTANCE *in = calloc(MANY, sizeof(*in));
+        HANDLE h;
+
+        if (!in || PerfStartProvider((GUID *) &prov, NULL, &h) != ERROR_SUCCESS ||
+            PerfSetCounterSetInfo(h, t, size) != ERROR_SUCCESS)
+                _exit(2);
+        for (unsigned i = 0; i < MANY; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "i%u", i);
+                if (!(in[i] = PerfCreateInstanceUtf8(h, &cset, name, i)))
+                        _exit(3);
+        }
+        tu_ready(ack_fd);
+        while (tu_next_command(cmd_fd)) {
+                for (unsigned i = FEW; i < MANY; i++)
+                        (void) PerfDeleteInstance(h, in[i]);
+                tu_ready(ack_fd);
+        }
+        _exit(0);
+}
+
+/*
+ * 30,000 instances take more than 1 MiB to snapshot: with --query-memory=1M
+ * the query is refused with ERROR_OUTOFMEMORY and the refusal logged; the
+ * same query of the 10 left afterwards is answered.
+ */
+static void test_query_memory(void **state)
+{
+        static const char *const args[] = { "--query-memory=1M", NULL };
+        struct tu_child p = { .cmd_fd = -1, .ack_fd = -1 };
+        struct pv2_out o = { 0 };
+        struct pv2_handle h;
+        struct pv2_client *c;
+        uint8_t id[48];
+
+        snprintf(log_path, sizeof(log_path), "%s/perflibd.log", getenv("PERFLIB_RUNTIME_DIR"));
+        srv.in_child = child_log;
+        start_server(args);
+        assert_int_equal(du_connect(&srv, 5000, &c), 0);
+        assert_int_equal(tu_child_start(&p, many_child), 0);
+        assert_int_equal(du_wait_listed(c, &cset, true, 10000), 0);
+        assert_int_equal(pv2_open_query(c, NULL, &h), ERROR_SUCCESS);
+        assert_int_equal(pv2_validate_counters(c, &h, id, (uint32_t) identifiers(id, 0xFFFFFFFFu, 1),
+                                               1), ERROR_SUCCESS);
+        assert_int_equal(du_le32(id + 16), ERROR_SUCCESS);
+
+        assert_int_equal(pv2_query_counter_data(c, &h, 1u << 24, &o), ERROR_OUTOFMEMORY);
+        assert_int_equal(o.out_size, 0);
+        pv2_out_done(&o);
+        assert_int_equal(du_count_lines(log_path, "refusing a query"), 1);
+
+        assert_int_equal(tu_command(&p, 'd'), 0);
+        assert_int_equal(pv2_query_counter_data(c, &h, 1u << 24, &o), ERROR_SUCCESS);
+        /* One _PERF_MULTI_INSTANCES block of the FEW instances left. */
+        assert_true(o.out_size > 48 + 16 + 8);
+        assert_int_equal(du_le32(o.data + 48), ERROR_SUCCESS);
+        assert_int_equal(du_le32(o.data + 48 + 16 + 4), FEW);
+        pv2_out_done(&o);
+        pv2_client_free(c);
+        tu_child_stop(&p);
+        srv.in_child = NULL;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -418,6 +501,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_per_user, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_request_memory, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_handles_and_items, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_query_memory, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,6 +145,8 @@ static int teardown(void **state)
         if (fx->q)
                 assert_int_equal(H->close_query(&fx->s, fx->q), ERROR_SUCCESS);
         pcq_session_trim(&fx->s);
+        /* Every test: whatever replies were paid from the query memory came back. */
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
         current = NULL;
         fake_ns_free(fx->ns);
         free(fx);
@@ -1357,6 +1359,124 @@ static void data_regrowth(void **state)
         out_done(&b);
 }
 
+/* A query of every counter of every instance of g_multi. */
+static void open_multi_all(struct fx *fx)
+{
+        open_query(fx, NULL);
+        assert_int_equal(add1(fx, &g_multi, WILD, ANY, u"*"), 0);
+}
+
+/* The bytes of every counter of every instance of g_multi, as check_data returns them. */
+static uint32_t multi_reply_size(struct fx *fx)
+{
+        struct pv2_out o;
+        uint32_t need;
+
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 24, &o), ERROR_SUCCESS);
+        need = o.out_size;
+        out_done(&o);
+        return need;
+}
+
+/*
+ * A reply the query memory cannot pay for is refused with
+ * ERROR_OUTOFMEMORY, nothing sent and nothing held; the same call once it
+ * fits succeeds, paid while lent to the transport and given back after.
+ */
+static void data_query_memory(void **state)
+{
+        struct fx *fx = *state;
+        struct pv2_out o;
+        uint32_t need;
+
+        open_multi_all(fx);
+        need = multi_reply_size(fx);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+
+        fake_ns_set_memory(fx->ns, need - 1);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 24, &o), ERROR_OUTOFMEMORY);
+        assert_int_equal(o.out_size, 0);
+        assert_int_equal(o.rtn_size, 0);
+        assert_null(o.data);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+
+        fake_ns_set_memory(fx->ns, need);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 24, &o), ERROR_SUCCESS);
+        assert_int_equal(o.out_size, need);
+        assert_int_equal(fake_ns_memory_used(fx->ns), need);
+        assert_int_equal(pcq_session_lent(&fx->s), need);
+        out_done(&o);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+        assert_int_equal(pcq_session_lent(&fx->s), 0);
+
+        /* EnumerateInstances' names are paid the same way. */
+        fake_ns_set_memory(fx->ns, 8);
+        assert_int_equal(H->enumerate_instances(&fx->s, NULL, &g_multi, 4096, &o),
+                         ERROR_OUTOFMEMORY);
+        assert_null(o.data);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+}
+
+/*
+ * A sizing call's reply is paid while kept, and while lent to the call
+ * that takes it; one the query memory cannot pay for is not kept, and the
+ * call that follows collects again.
+ */
+static void data_kept_reply_paid(void **state)
+{
+        struct fx *fx = *state;
+        struct pv2_out o;
+        uint32_t need;
+
+        open_multi_all(fx);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        need = o.rtn_size;
+        assert_int_equal(fake_ns_memory_used(fx->ns), need);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need, &o), ERROR_SUCCESS);
+        assert_int_equal(fake_ns_memory_used(fx->ns), need);
+        out_done(&o);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+
+        /* Closing the handle gives a kept reply back too (teardown checks). */
+        fake_ns_set_memory(fx->ns, need - 1);
+        fake_ns_clear_events(fx->ns);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+        fake_ns_set_memory(fx->ns, 0);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, need, &o), ERROR_SUCCESS);
+        assert_int_equal(collections(fx), 2);
+        out_done(&o);
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 48, &o), ERROR_NOT_ENOUGH_MEMORY);
+        assert_int_equal(fake_ns_memory_used(fx->ns), need);
+}
+
+/*
+ * The session keeps a reply buffer from one call to the next only up to
+ * PCQ_REPLY_KEEP_BYTES: a client of a huge counterset holds nothing
+ * between its calls.
+ */
+static void data_large_reply_not_kept(void **state)
+{
+        struct fx *fx = *state;
+        struct pv2_out o;
+
+        open_multi_all(fx);
+        (void) multi_reply_size(fx);
+        assert_non_null(fx->s.reply.data);
+        for (uint32_t i = 0; i < 20000; i++) {
+                wchar_t name[16];
+
+                swprintf(name, 16, L"many%u", i);
+                fake_ns_add_instance(fx->ns, &g_multi, 100 + i, name, alpha_values);
+        }
+        assert_int_equal(H->query_counter_data(&fx->s, fx->q, 1u << 24, &o), ERROR_SUCCESS);
+        assert_true(o.out_size > PCQ_REPLY_KEEP_BYTES);
+        assert_true(pcq_session_lent(&fx->s) >= o.out_size);
+        out_done(&o);
+        assert_null(fx->s.reply.data);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+}
+
 static void query_limit(void **state)
 {
         struct fx *fx = *state;
@@ -1590,6 +1710,9 @@ int main(void)
                 T(data_sizing_collects_once),
                 T(data_one_kept_reply_per_session),
                 T(data_regrowth),
+                T(data_query_memory),
+                T(data_kept_reply_paid),
+                T(data_large_reply_not_kept),
                 T(query_limit),
                 T(validate_garbage),
                 cmocka_unit_test(buf_strings),

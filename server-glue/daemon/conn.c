@@ -68,6 +68,7 @@ void conn_limits_default(struct conn_limits *l)
                 .request_budget = 64u << 20,
                 .max_queries = 64,
                 .max_items = 4096,
+                .query_memory = 256u << 20,
         };
 }
 
@@ -274,6 +275,16 @@ static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
          * only this thread uses: no copy, and no lock, to send them.
          */
         k = send_all(c->fd, iov, n_iov);
+        /*
+         * The wire holds a reply's lpData until the next request; a large
+         * one goes now that it is sent, so that a client polling a huge
+         * counterset holds none of the query memory between its calls.
+         */
+        if (pcq_session_lent(&c->session) > PCQ_REPLY_KEEP_BYTES) {
+                ns_lock(c->d->ns);
+                pv2_server_conn_trim(c->rpc);
+                ns_unlock(c->d->ns);
+        }
         if (r < 0)
                 log_debug("closing a connection: %s", strerror(-r));
         return r < 0 ? r : k;

@@ -35,6 +35,7 @@ struct conn_limits {
         size_t request_budget;          /* request buffers of all connections together */
         size_t max_queries;             /* open query handles per connection */
         size_t max_items;               /* items per query handle */
+        size_t query_memory;            /* snapshots and replies of all queries together */
 };
 
 struct daemon {

@@ -73,6 +73,8 @@ static void usage(FILE *f)
                 "      --max-queries=N      open query handles per connection (default 64)\n"
                 "      --max-query-items=N  counters per query handle (default 4096, at\n"
                 "                           most %u)\n"
+                "      --query-memory=BYTES snapshots and replies of all queries together\n"
+                "                           (default 256M, at least 1M)\n"
                 "      --max-segment-size=SIZE\n"
                 "                           refuse a provider whose segment is larger\n"
                 "                           (K, M, G, T suffixes; default 1G)\n"
@@ -141,6 +143,7 @@ enum {
         OPT_RETRY_MIN,
         OPT_RETRY_MAX,
         OPT_SCAN_WAIT,
+        OPT_QUERY_MEMORY,
 };
 
 /* One of the timings' options, in ms (1 hour at most): 0, or -EINVAL (told). */
@@ -185,6 +188,8 @@ static int parse_limit(struct conn_limits *l, int opt, const char *name, const c
                 return parse_number(name, arg, 1, PV2_MAX_QUERIES, &l->max_queries);
         case OPT_MAX_ITEMS:
                 return parse_number(name, arg, 1, CONN_MAX_QUERY_ITEMS, &l->max_items);
+        case OPT_QUERY_MEMORY:
+                return parse_number(name, arg, 1u << 20, SIZE_MAX / 2, &l->query_memory);
         default:
                 return -EINVAL;
         }
@@ -255,6 +260,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "retry-min", required_argument, NULL, OPT_RETRY_MIN },
                 { "retry-max", required_argument, NULL, OPT_RETRY_MAX },
                 { "scan-wait", required_argument, NULL, OPT_SCAN_WAIT },
+                { "query-memory", required_argument, NULL, OPT_QUERY_MEMORY },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -798,6 +804,7 @@ static int run(struct daemon *d)
         /* Once it is set up: from here on its threads use it too. */
         if ((r = ns_start_discovery(d->ns)) < 0)
                 return r;
+        ns_set_query_memory(d->ns, d->limits.query_memory);
         registry_load(d);
         /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);

@@ -5,7 +5,8 @@
  * state in it and takes the whole handle: ns-prov.c the provider list
  * (provs, and pending for those still to add), ns-catalog.c the
  * counterset list (entries, built from provs and installed), ns-disc.c
- * its threads and the sockets they found, ns.c the rest; dirty is set by
+ * its threads and the sockets they found, ns-snapshot.c the snapshots
+ * shared and the memory queries hold, ns.c the rest; dirty is set by
  * whichever part sees a change and cleared by the rebuild, and the
  * waiters are counted by ns_io_begin and ns_io_end (ns-prov.h) for ns.c.
  * Splitting it would change every signature for no reader's benefit.
@@ -29,6 +30,7 @@ struct ns_entry;
 struct ns_refused;
 struct ns_claim;
 struct ns_fresh;
+struct ns_share;
 
 struct ns {
         char *runtime_dir;
@@ -95,6 +97,17 @@ struct ns {
         uint64_t disc_deadline_for;     /* ... that disc_want was then end at the latest */
         struct ns_fresh *fresh;         /* found by the last scan and not tried yet, oldest first */
         size_t n_fresh;
+
+        /*
+         * Snapshots (ns-snapshot.c): one share per counterset and kind
+         * being taken or held, for concurrent requests to share; ticket
+         * orders requests and snapshots as they begin (under lock); and
+         * what queries hold, against query_memory (0: no cap).
+         */
+        struct ns_share *shares;
+        uint64_t ticket;
+        size_t query_memory;
+        size_t query_used;              /* atomic */
 };
 
 #endif /* PERFLIBD_NS_INTERNAL_H */

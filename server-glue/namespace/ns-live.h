@@ -72,6 +72,12 @@ struct ns_timings {
 #define NS_TIMINGS_DEFAULT \
         ((struct ns_timings){ 10000000, 100000000, 2000000000, 50000000 })
 int ns_set_timings(struct ns *ns, const struct ns_timings *t);
+ * The cap on what queries hold (ns_mem_take): snapshots and the replies
+ * made of them, all clients together.  0, a new namespace's, caps nothing.
+ * ns_query_memory_used: the bytes held now, for tests.
+ */
+void ns_set_query_memory(struct ns *ns, size_t bytes);
+size_t ns_query_memory_used(const struct ns *ns);
 
 /*
  * Where the namespace reports what it refused or could not open: priority
@@ -124,9 +130,10 @@ size_t ns_providers(const struct ns *ns);
 
 /*
  * Frees the memory the calling thread keeps from its last snapshot for its
- * next one (ns_snapshot_free keeps one snapshot's arrays per thread): for a
- * thread gone idle, and before it ends.
+ * next one (ns_snapshot_free keeps the arrays of one snapshot of at most
+ * NS_SPARE_BYTES per thread): for a thread gone idle, and before it ends.
  */
+#define NS_SPARE_BYTES (1024 * 1024)
 void ns_thread_trim(void);
 
 /*

@@ -99,11 +99,43 @@ struct ns_snapshot {
  * that publishes it (installed-only countersets give an empty snapshot).
  * A provider that is stopped, or missed the collect bound within the last
  * second, is left out: its instances are absent, never stale values.
- * Owned by the caller (ns_snapshot_free, which accepts NULL).
+ *
+ * Concurrent requests share it: one taken with the same flags that began
+ * after this call did is handed out again, so a request never gets values
+ * read before it arrived, and one that arrives while a snapshot of cs is
+ * being taken waits for it and then shares the next one with every other
+ * request that arrived meanwhile.  A snapshot is immutable; each caller
+ * holds a reference (ns_snapshot_free drops it, accepts NULL), under the
+ * namespace lock when threaded.  Its memory is paid from the query memory
+ * (ns_mem_take): -ENOMEM when that is spent.
  */
 int ns_snapshot(struct ns *ns, const struct ns_counterset *cs, unsigned flags,
                 struct ns_snapshot **ret);
 void ns_snapshot_free(struct ns_snapshot *s);
+
+/*
+ * What QueryCounterData collects: PERF_COLLECT_START to cs's providers
+ * (ns_notify, with machine as its buffer: machine_len wchar_t and a NUL,
+ * L"" for NULL), ns_snapshot(NS_SNAPSHOT_COLLECT), PERF_COLLECT_END,
+ * shared as ns_snapshot is.  A request that shares another's collection
+ * notifies nobody: the providers were told once, with the machine name of
+ * the request that took it.
+ */
+int ns_collect(struct ns *ns, const struct ns_counterset *cs, const wchar_t *machine,
+               size_t machine_len, struct ns_snapshot **ret);
+
+/*
+ * The memory queries hold, all clients together: snapshots (paid by the
+ * namespace) and the reply buffers the operations make of them, paid
+ * before they are allocated and given back once freed.  0, or -ENOMEM
+ * (logged, rate-limited) when bytes more would pass the cap, so that a
+ * request is refused rather than the server grown.  ns_mem_try does not
+ * log: for an allocation that has a smaller one to fall back on, or
+ * whose refusal refuses nothing.  Thread-safe.
+ */
+int ns_mem_take(struct ns *ns, size_t bytes);
+int ns_mem_try(struct ns *ns, size_t bytes);
+void ns_mem_give(struct ns *ns, size_t bytes);
 
 /*
  * Runs the ControlCallback of every live provider of cs that registered one

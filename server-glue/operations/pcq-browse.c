@@ -178,10 +178,12 @@ static void emit_instances(struct pcq_buf *b, const void *ctx)
 }
 
 uint32_t pcq_op_enumerate_instances(struct ns *ns, const wchar_t *machine, size_t machine_len,
-                                    const GUID *guid, uint32_t in_size, struct pv2_out *out)
+                                    const GUID *guid, uint32_t in_size,
+                                    struct pcq_reuse *reuse, struct pv2_out *out)
 {
         const struct ns_counterset *cs = ns_find(ns, guid);
         struct ns_snapshot *snap = NULL;
+        size_t hint = 0;
         uint32_t e;
         int r;
 
@@ -196,7 +198,8 @@ uint32_t pcq_op_enumerate_instances(struct ns *ns, const wchar_t *machine, size_
         else if (pcq_cs_kind(cs) == PCQ_CS_SINGLE && snap->n_instances > 1)
                 e = ERROR_WMI_INVALID_REGINFO;
         else
-                e = pcq_emit(emit_instances, snap, in_size, PV2_MAX_INSTANCES_BYTES, out);
+                e = pcq_emit_hinted(emit_instances, snap, in_size, PV2_MAX_INSTANCES_BYTES,
+                                    &hint, reuse, out);
         ns_snapshot_free(snap);
         return e;
 }

@@ -74,15 +74,19 @@
  *     statuses: ERROR_WMI_GUID_NOT_FOUND (counterset gone),
  *     ERROR_WMI_ITEMID_NOT_FOUND (counter gone), ERROR_WMI_INSTANCE_NOT_FOUND
  *     (named or single instance not live), ERROR_WMI_INVALID_REGINFO
- *     (snapshot does not fit the counterset), or the snapshot's failure.
- *     Names are resolved again on every call.
+ *     (snapshot does not fit the counterset), or the snapshot's failure;
+ *     but a snapshot or reply the query memory cannot pay for (or memory
+ *     runs out) fails the whole call with ERROR_OUTOFMEMORY, never a
+ *     partial reply.  Names are resolved again on every call.
  * 12. Values: a counter of size 0 has dwDataSize 0, 1 to 4 bytes are sent
  *     as 4, larger as 8.  _PERF_COUNTER_DATA.dwSize and
  *     _PERF_MULTI_COUNTERS.dwSize include the zero padding that puts the
  *     next structure on 8 bytes (Windows' perflib.h says so for the first;
  *     the second follows from every structure starting on 8).
- * 13. Per call and counterset: PERF_COLLECT_START, one
- *     ns_snapshot(NS_SNAPSHOT_COLLECT), PERF_COLLECT_END; every block of that
+ * 13. Per call and counterset: one collection (ns_collect:
+ *     PERF_COLLECT_START, a snapshot, PERF_COLLECT_END), shared with the
+ *     calls for that counterset that arrived while another was under way
+ *     and never one begun before the call arrived; every block of that
  *     counterset is cut from that one snapshot.  The clocks are read once,
  *     after collecting: PerfTimeStamp is CLOCK_MONOTONIC in ns with
  *     PerfFreq 1000000000; PerfTime100NSec and SystemTime (UTC) come from
@@ -95,7 +99,8 @@
  *     of the snapshot (the namespace's choice, ns.h), so its named
  *     instances are ERROR_WMI_INSTANCE_NOT_FOUND, never stale values.
  * 14. szMachine is only passed on to providers (NUL-terminated wchar_t,
- *     L"" when absent, cut at PCQ_MAX_NAME_UNITS), never interpreted.
+ *     L"" when absent, cut at PCQ_MAX_NAME_UNITS), never interpreted; a
+ *     shared collection carries the szMachine of the call that took it.
  * 15. A session that is not allowed gets ERROR_ACCESS_DENIED and nothing
  *     else happens; close_query then keeps the query (3.1.4.1.8).
  */
@@ -118,6 +123,13 @@ static struct pcq_session *session(void *conn, struct pv2_out *out)
         if (out)
                 *out = (struct pv2_out){ 0 };
         return s && s->allowed && s->ns ? s : NULL;
+}
+
+/* The session's reply buffers, paid from its namespace's query memory. */
+static struct pcq_reuse *session_reply(struct pcq_session *s)
+{
+        s->reply.ns = s->ns;
+        return &s->reply;
 }
 
 static uint32_t h_enumerate_counterset(void *conn, const uint16_t *machine, uint32_t in_size,
@@ -158,7 +170,8 @@ static uint32_t h_enumerate_instances(void *conn, const uint16_t *machine,
                 return ERROR_INVALID_PARAMETER;
         if (pcq_utf16z_to_wcs(machine, PCQ_MAX_NAME_UNITS, &m, &m_len) < 0)
                 return ERROR_OUTOFMEMORY;
-        e = pcq_op_enumerate_instances(s->ns, m, m_len, counterset, in_size, out);
+        e = pcq_op_enumerate_instances(s->ns, m, m_len, counterset, in_size, session_reply(s),
+                                       out);
         free(m);
         return e;
 }
@@ -225,7 +238,7 @@ static uint32_t h_query_counter_data(void *conn, void *query, uint32_t in_size,
                 return ERROR_ACCESS_DENIED;
         if (!query)
                 return ERROR_INVALID_HANDLE;
-        e = pcq_op_counter_data(s->ns, query, in_size, &s->reply, out);
+        e = pcq_op_counter_data(s->ns, query, in_size, session_reply(s), out);
         session_kept(s, query);
         return e;
 }
@@ -235,13 +248,18 @@ static void h_release_out(void *conn, uint8_t *data)
 {
         struct pcq_session *s = conn;
 
-        pcq_reply_put(s ? &s->reply : NULL, data, s ? s->reply.used : 0);
+        pcq_reply_put(s ? &s->reply : NULL, data);
 }
 
 void pcq_session_trim(struct pcq_session *s)
 {
-        if (s && !s->reply.busy)
-                pcq_reuse_free(&s->reply);
+        if (s)
+                pcq_reuse_trim(&s->reply);
+}
+
+size_t pcq_session_lent(const struct pcq_session *s)
+{
+        return pcq_reply_lent(&s->reply);
 }
 
 static uint32_t h_validate_counters(void *conn, void *query, uint8_t *data, uint32_t in_size,

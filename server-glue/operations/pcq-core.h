@@ -61,6 +61,13 @@ struct pcq_session {
  */
 void pcq_session_trim(struct pcq_session *s);
 
+/*
+ * Bytes of query memory the replies the session lent to the transport
+ * hold: once they are sent, a transport that holds them until the next
+ * request gives back those over PCQ_REPLY_KEEP_BYTES at once.
+ */
+size_t pcq_session_lent(const struct pcq_session *s);
+
 extern const struct pv2_handlers pcq_core_handlers;
 
 #endif /* PERFLIBD_PCQ_CORE_H */

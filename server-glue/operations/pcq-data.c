@@ -61,9 +61,8 @@ static struct sample *sample_of(struct ns *ns, struct data_call *dc,
                         return &dc->samples[i];
         s = &dc->samples[dc->n_samples++];
         s->cs = cs;
-        pcq_notify_machine(ns, cs, PERF_COLLECT_START, dc->q->machine, dc->q->machine_len);
-        r = ns_snapshot(ns, cs, NS_SNAPSHOT_COLLECT, &s->snap);
-        pcq_notify_machine(ns, cs, PERF_COLLECT_END, dc->q->machine, dc->q->machine_len);
+        /* Shared with the requests for cs that arrived meanwhile: see ns.h. */
+        r = ns_collect(ns, cs, dc->q->machine, dc->q->machine_len, &s->snap);
         if (r < 0) {
                 s->snap = NULL;
                 s->status = pcq_win32_from_errno(r);
@@ -387,22 +386,28 @@ static void emit_data(struct pcq_buf *b, const void *ctx)
 /*
  * A reply that did not fit (need bytes), written out and kept on q for the
  * call that follows with a buffer that size.  Nothing is kept when memory
- * is short: that call collects again, as it would have anyway.
+ * or the query memory is short: that call collects again, as it would
+ * have anyway.
  */
-static void keep_reply(struct pcq_query *q, const struct data_call *dc, uint32_t need)
+static void keep_reply(struct ns *ns, struct pcq_query *q, const struct data_call *dc,
+                       uint32_t need)
 {
-        uint8_t *data = malloc(need);
+        uint8_t *data;
         struct pcq_buf b;
 
-        if (!data)
+        if (ns_mem_try(ns, need) < 0)
                 return;
-        pcq_buf_write(&b, data, need);
-        emit_data(&b, dc);
-        if (b.overflow || b.len != need) {
+        data = malloc(need);
+        if (data) {
+                pcq_buf_write(&b, data, need);
+                emit_data(&b, dc);
+        }
+        if (!data || b.overflow || b.len != need) {
                 free(data);
+                ns_mem_give(ns, need);
                 return;
         }
-        pcq_query_keep(q, data, need);
+        pcq_query_keep(q, ns, data, need);
 }
 
 uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_size,
@@ -415,7 +420,8 @@ uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_siz
 
         /* The call after a sizing call gets the sample the size was measured on. */
         if (pcq_query_take_kept(q, in_size, &kept, &size)) {
-                out->data = kept;       /* the stubs', freed by release_out */
+                pcq_reply_adopt(reuse, kept, size);
+                out->data = kept;       /* lent to the stubs until release_out */
                 out->out_size = out->rtn_size = size;
                 q->data_size_hint = size;
                 return ERROR_SUCCESS;
@@ -426,13 +432,17 @@ uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_siz
                 if (!dc.samples || !dc.plans)
                         goto done;
         }
-        for (size_t i = 0; i < q->n_items; i++)
+        for (size_t i = 0; i < q->n_items; i++) {
                 resolve(ns, &dc, &dc.plans[i], &q->items[i]);
+                /* Refused, not answered in part: the query memory is spent. */
+                if (dc.plans[i].status == ERROR_OUTOFMEMORY)
+                        goto done;
+        }
         read_clocks(&dc);
         e = pcq_emit_hinted(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES,
                             &q->data_size_hint, reuse, out);
         if (e == ERROR_NOT_ENOUGH_MEMORY)
-                keep_reply(q, &dc, out->rtn_size);
+                keep_reply(ns, q, &dc, out->rtn_size);
 done:
         for (size_t i = 0; i < dc.n_samples; i++)
                 ns_snapshot_free(dc.samples[i].snap);

@@ -48,12 +48,13 @@ static uint64_t mono_ns(void)
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-void pcq_query_keep(struct pcq_query *q, uint8_t *data, uint32_t size)
+void pcq_query_keep(struct pcq_query *q, struct ns *ns, uint8_t *data, uint32_t size)
 {
         pcq_query_forget(q);
         q->kept = data;
         q->kept_size = size;
         q->kept_at = mono_ns();
+        q->kept_ns = ns;
 }
 
 int pcq_query_take_kept(struct pcq_query *q, uint32_t in_size, uint8_t **ret_data,
@@ -74,6 +75,8 @@ int pcq_query_take_kept(struct pcq_query *q, uint32_t in_size, uint8_t **ret_dat
 
 void pcq_query_forget(struct pcq_query *q)
 {
+        if (q->kept)
+                ns_mem_give(q->kept_ns, q->kept_size);
         free(q->kept);
         q->kept = NULL;
         q->kept_size = 0;

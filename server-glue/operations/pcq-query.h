@@ -3,8 +3,9 @@
  * pcq-query.h: the state behind one RPC_HQUERY (MS-PCQ 3.1.1.5): the
  * machine name the client opened it with and its list of counter
  * specifications, in the order their blocks come out of QueryCounterData.
- * Only GUIDs, ids and names are kept, never namespace pointers, because a
- * query lives across ns_refresh().  Internal to perflibd.
+ * Only GUIDs, ids and names are kept, never pointers into the namespace,
+ * because a query lives across ns_refresh() (the namespace itself, whose
+ * query memory pays for a kept reply, outlives it).  Internal to perflibd.
  */
 #ifndef PERFLIBD_PCQ_QUERY_H
 #define PERFLIBD_PCQ_QUERY_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "ns.h"
 #include "perflib.h"
 
 /* Bounds on one query, so that no client can make it grow without end. */
@@ -55,6 +57,7 @@ struct pcq_query {
         uint8_t *kept;
         uint32_t kept_size;
         uint64_t kept_at;               /* CLOCK_MONOTONIC ns */
+        struct ns *kept_ns;             /* whose query memory paid for it (borrowed) */
 };
 
 /* How long a kept reply may answer the next call: a client asks again at once. */
@@ -69,13 +72,17 @@ int pcq_query_new(const uint16_t *machine, struct pcq_query **ret);
 /* Frees the query and its items; accepts NULL. */
 void pcq_query_free(struct pcq_query *q);
 
-/* Keeps data (size bytes, malloc'ed, now owned by q) as q's kept reply, freeing any older one. */
-void pcq_query_keep(struct pcq_query *q, uint8_t *data, uint32_t size);
+/*
+ * Keeps data (size bytes, malloc'ed, now owned by q, paid from ns's query
+ * memory) as q's kept reply, freeing any older one; what is freed is given
+ * back to the query memory.
+ */
+void pcq_query_keep(struct pcq_query *q, struct ns *ns, uint8_t *data, uint32_t size);
 
 /*
  * Takes q's kept reply when it is younger than PCQ_KEPT_REPLY_NS and fits
- * in in_size bytes: 1 with *ret_data the caller's (*ret_size bytes), else
- * 0.  Either way q keeps none afterwards.
+ * in in_size bytes: 1 with *ret_data the caller's (*ret_size bytes, still
+ * paid for), else 0.  Either way q keeps none afterwards.
  */
 int pcq_query_take_kept(struct pcq_query *q, uint32_t in_size, uint8_t **ret_data,
                         uint32_t *ret_size);
