@@ -296,7 +296,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                         *(c == OPT_MAX_SEGMENT ? &d->max_segment : &d->max_mapped) = v;
                         continue;
                 }
-                if (c >= OPT_STATE_CHECK) {
+                if (c >= OPT_STATE_CHECK && c <= OPT_SCAN_WAIT) {
                         if (parse_timing(&d->ns_timings, c, opts[i].name, optarg) < 0)
                                 return -EINVAL;
                         continue;

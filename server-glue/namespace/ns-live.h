@@ -72,6 +72,8 @@ struct ns_timings {
 #define NS_TIMINGS_DEFAULT \
         ((struct ns_timings){ 10000000, 100000000, 2000000000, 50000000 })
 int ns_set_timings(struct ns *ns, const struct ns_timings *t);
+
+/*
  * The cap on what queries hold (ns_mem_take): snapshots and the replies
  * made of them, all clients together.  0, a new namespace's, caps nothing.
  * ns_query_memory_used: the bytes held now, for tests.

@@ -17,7 +17,7 @@
 #include <syslog.h>
 
 #include "ns-catalog.h"
-#include "ns-map.h"
+#include "ns-log.h"
 #include "ns-names.h"
 
 /* One provider's part of a snapshot. */
