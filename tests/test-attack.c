@@ -8,6 +8,8 @@
  *     well within a second each (they once took 8.1 s with 10 sockets and
  *     a rescan 33.7 s with 350), with the victim's value, never the
  *     attacker's; the log stays short;
+ *   - an attacker making a new such socket every 5 ms: another user's new
+ *     provider is still listed within 2 s;
  *   - many providers: every one served at the default limits, no
  *     descriptor shortage logged, perflibd's resident size bounded.
  * The default run is short; PERFLIB_LONG_TESTS=1 runs the issue's scale
@@ -182,6 +184,56 @@ static void test_planted_sockets(void **state)
         pv2_client_free(c);
 }
 
+/* As the attacker: a new socket that never answers every 5 ms, until told to stop. */
+static void planter(int ready_fd, int cmd_fd, void *arg)
+{
+        char *dir = NULL;
+
+        (void) arg;
+        if (du_drop_to(ATTACKER) < 0 || pl_runtime_dir(&dir) < 0)
+                _exit(4);
+        if (fcntl(cmd_fd, F_SETFL, O_NONBLOCK) < 0)
+                _exit(5);
+        (void) !write(ready_fd, "r", 1);
+        for (unsigned i = 0;; i++) {
+                char c;
+
+                /* Within the attacker's descriptors: then it only waits. */
+                if (i < 900 && hung_socket(dir, i) < 0)
+                        _exit(6);
+                if (read(cmd_fd, &c, 1) == 0)
+                        _exit(0);
+                usleep(5000);
+        }
+}
+
+/*
+ * An attacker making a new hung socket faster than one collect timeout,
+ * each newer than anything else: another user's new provider is still
+ * discovered within the issue's 2 s (owners take turns), not after the
+ * planting stops.
+ */
+static void test_planting_starves_nobody(void **state)
+{
+        int planter_fd = -1, victim_fd = -1;
+        struct pv2_client *c = start_server();
+        double t0, took;
+
+        (void) state;
+        assert_true(du_spawn_provider(planter, NULL, &planter_fd) > 0);
+        usleep(300000);
+        t0 = tu_now();
+        assert_true(du_spawn_provider(victim, NULL, &victim_fd) > 0);
+        assert_int_equal(du_wait_listed(c, &cset, true, 10000), 0);
+        took = tu_now() - t0;
+        print_message("a new provider listed after %.0f ms while sockets were planted\n",
+                      took * 1e3);
+        assert_true(took < 2.0);
+        close(planter_fd);
+        close(victim_fd);
+        pv2_client_free(c);
+}
+
 /* n providers of one counterset each, counterset Data1s from base. */
 static void many(int ready_fd, int cmd_fd, void *arg)
 {
@@ -254,6 +306,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_planted_sockets, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_planting_starves_nobody, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_many_providers, setup, teardown),
         };
         const char *l = getenv("PERFLIB_LONG_TESTS");

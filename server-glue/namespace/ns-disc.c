@@ -6,7 +6,7 @@
  * Two threads do all such waiting with the namespace lock let go of: the
  * scanner opens the sockets a scan found new, one at a time and the newest
  * first (a provider just announced is the one a request is likely waiting
- * for), and the retrier those that failed before and are pending
+ * for), owners taking turns (fair_order), and the retrier those that failed before and are pending
  * (ns-prov.c), with backoff, so that a hung socket retried never stands
  * between a request and the scan it asked for.
  */
@@ -27,6 +27,8 @@
 struct ns_fresh {
         char *path;
         struct timespec mtime;          /* of the socket: when it was bound */
+        uid_t owner;                    /* of the socket file */
+        size_t rank;                    /* among its owner's, newest 0 (fair_order) */
 };
 
 struct fresh_list {
@@ -56,22 +58,63 @@ static int fresh_add(const char *path, void *userdata)
         v[l->n].path = strdup(path);
         if (!v[l->n].path)
                 return -ENOMEM;
-        v[l->n].mtime = lstat(path, &st) == 0 ? st.st_mtim : (struct timespec){ 0 };
+        if (lstat(path, &st) == 0) {
+                v[l->n].mtime = st.st_mtim;
+                v[l->n].owner = st.st_uid;
+        } else {
+                v[l->n].mtime = (struct timespec){ 0 };
+                v[l->n].owner = (uid_t) -1;
+        }
         l->n++;
         return 0;
 }
 
-static int by_mtime(const void *a, const void *b)
+static int mtime_cmp(const struct timespec *x, const struct timespec *y)
 {
-        const struct timespec *x = &((const struct ns_fresh *) a)->mtime;
-        const struct timespec *y = &((const struct ns_fresh *) b)->mtime;
-
         if (x->tv_sec != y->tv_sec)
                 return x->tv_sec < y->tv_sec ? -1 : 1;
         return x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec;
 }
 
-/* Replaces ns->fresh with what l holds that is new, oldest first; consumes l. */
+/* By owner, each owner's newest first. */
+static int by_owner_newest(const void *a, const void *b)
+{
+        const struct ns_fresh *x = a, *y = b;
+
+        if (x->owner != y->owner)
+                return x->owner < y->owner ? -1 : 1;
+        return mtime_cmp(&y->mtime, &x->mtime);
+}
+
+/* The order sockets are tried in, reversed: the last is tried first. */
+static int by_try_order(const void *a, const void *b)
+{
+        const struct ns_fresh *x = a, *y = b;
+
+        if (x->rank != y->rank)
+                return x->rank > y->rank ? -1 : 1;
+        return mtime_cmp(&y->mtime, &x->mtime);
+}
+
+/*
+ * The order the scanner tries new sockets in: each owner's newest first,
+ * owners taking turns, the one whose newest has waited longest first.  So
+ * a user who keeps making sockets that never answer, each newer than
+ * anyone's, delays another user's new provider by one try at most, rather
+ * than for as long as the planting goes on.
+ */
+static void fair_order(struct fresh_list *l)
+{
+        qsort(l->v, l->n, sizeof(*l->v), by_owner_newest);
+        for (size_t i = 0; i < l->n; i++) {
+                bool same = i > 0 && l->v[i - 1].owner == l->v[i].owner;
+
+                l->v[i].rank = same ? l->v[i - 1].rank + 1 : 0;
+        }
+        qsort(l->v, l->n, sizeof(*l->v), by_try_order);
+}
+
+/* Replaces ns->fresh with what l holds that is new, in fair_order; consumes l. */
 static void fresh_keep(struct ns *ns, struct fresh_list *l)
 {
         struct fresh_list old = { ns->fresh, ns->n_fresh };
@@ -108,7 +151,7 @@ static void disc_scan(struct ns *ns)
         k = pl_scan(ns->runtime_dir, fresh_add, &l, &reclaimed);
         /* qsort's array must not be NULL, even empty. */
         if (k >= 0 && l.n > 1)
-                qsort(l.v, l.n, sizeof(*l.v), by_mtime);
+                fair_order(&l);
         pthread_mutex_lock(&ns->lock);
         if (k >= 0 || k == -ENOENT)
                 fresh_keep(ns, &l);
@@ -119,7 +162,7 @@ static void disc_scan(struct ns *ns)
                 ns_log(ns, LOG_WARNING, "scanning %s: %s", ns->runtime_dir, strerror(-k));
 }
 
-/* Opens the newest socket found; the retrier learns of it if it became pending. */
+/* Opens the next socket in fair_order; the retrier learns of it if it became pending. */
 static void disc_try_newest(struct ns *ns)
 {
         char *path = ns->fresh[--ns->n_fresh].path;
