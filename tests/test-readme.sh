@@ -14,8 +14,10 @@
 # programs stopped as the section stops them exit 0.  Also: the build's man
 # pages, and that make install runs ldconfig exactly when it should.
 set -euo pipefail
-top_builddir=${top_builddir:-..}
-top_srcdir=${top_srcdir:-..}
+# Absolute: the install half configures from another directory (make
+# distcheck passes relative ones).
+top_builddir=$(cd "${top_builddir:-..}" && pwd)
+top_srcdir=$(cd "${top_srcdir:-..}" && pwd)
 readme=$top_srcdir/README.md
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perflib-readme.XXXXXX")
 cleanup() {
