@@ -279,7 +279,8 @@ chmod +x "$tmp/ldconfig"
 eval "set -- $(cd "$top_builddir" && ./config.status --config)"
 args=()
 for a; do
-        case $a in --prefix=*|--prefix|prefix=*) continue ;; esac
+        # make distcheck's own --srcdir (relative) and install dirs are not ours.
+        case $a in --prefix=*|--prefix|prefix=*|--srcdir=*|--*dir=*) continue ;; esac
         args+=("$a")
 done
 prefix=$tmp/prefix
