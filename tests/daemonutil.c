@@ -313,17 +313,6 @@ long du_status_kib(pid_t pid, const char *field)
         return kib;
 }
 
-int du_stderr_to(const char *path)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        unsetenv("JOURNAL_STREAM");
-        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
-                return -errno;
-        close(fd);
-        return 0;
-}
-
 int du_count_lines(const char *path, const char *needle)
 {
         FILE *f = fopen(path, "re");

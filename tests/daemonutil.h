@@ -23,7 +23,10 @@ struct du_daemon {
         int (*in_child)(void);
         /* More options for perflibd (NULL-terminated, at most 16), when set. */
         const char *const *args;
-        /* perflibd's stderr, its log, goes to this file (truncated), when set. */
+        /*
+         * perflibd's stderr, its log, goes to this file (made or emptied), in
+         * plain lines even under systemd, when set: for a test to read it.
+         */
         const char *log;
 };
 
@@ -120,12 +123,6 @@ int du_raw_connect(const struct du_daemon *d);
 int du_raw_bind(int fd);
 void du_request_header(uint8_t h[24], uint8_t flags, uint16_t frag_len, uint32_t hint);
 int du_closed(int fd, int timeout_ms);
-
-/*
- * For in_child: perflibd's stderr to the file at path (made or emptied), in
- * plain lines even under systemd, for a test to read what it logs.
- */
-int du_stderr_to(const char *path);
 
 /* A field of /proc/PID/status in kB ("VmRSS", "VmSize", "VmHWM"), or -1. */
 long du_status_kib(pid_t pid, const char *field);

@@ -52,13 +52,6 @@ static char log_path[4200];
 static const char *run;
 static bool long_run;
 
-static int log_to_file(void)
-{
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-        return fd < 0 || dup2(fd, 2) < 0 ? -1 : 0;
-}
-
 /* One provider of cset with instance "v" whose counter 2 is value. */
 static int publish(const GUID *prov, const GUID *g, ULONGLONG value)
 {
@@ -289,7 +282,7 @@ static int setup(void **state)
         if (chmod(run, 0755) < 0 || pl_runtime_make_users(run) < 0 || du_init(&srv, run) < 0)
                 return -1;
         snprintf(log_path, sizeof(log_path), "%s/perflibd.log", run);
-        srv.in_child = log_to_file;
+        srv.log = log_path;
         return 0;
 }
 

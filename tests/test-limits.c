@@ -418,11 +418,6 @@ static void test_handles_and_items(void **state)
 
 static char log_path[4096];
 
-static int child_log(void)
-{
-        return du_stderr_to(log_path);
-}
-
 /* MANY instances of one 4-byte counter; 'd' deletes all but FEW of them. */
 static void many_child(int cmd_fd, int ack_fd)
 {
@@ -466,7 +461,7 @@ static void test_query_memory(void **state)
         uint8_t id[48];
 
         snprintf(log_path, sizeof(log_path), "%s/perflibd.log", getenv("PERFLIB_RUNTIME_DIR"));
-        srv.in_child = child_log;
+        srv.log = log_path;
         start_server(args);
         assert_int_equal(du_connect(&srv, 5000, &c), 0);
         assert_int_equal(tu_child_start(&p, many_child), 0);
@@ -490,7 +485,7 @@ static void test_query_memory(void **state)
         pv2_out_done(&o);
         pv2_client_free(c);
         tu_child_stop(&p);
-        srv.in_child = NULL;
+        srv.log = NULL;
 }
 
 int main(void)

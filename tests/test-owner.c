@@ -119,14 +119,6 @@ static void start_child(struct tu_child *c, uid_t uid, const char *instance, ULO
         assert_int_equal(tu_child_start(c, provider_child), 0);
 }
 
-/* perflibd's stderr, its log, into log_path. */
-static int log_to_file(void)
-{
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-        return fd < 0 || dup2(fd, 2) < 0 ? -1 : 0;
-}
-
 static void start_server(const char *max_per_user)
 {
         char script[64];
@@ -158,7 +150,7 @@ static int setup(void **state)
         assert_int_equal(pl_runtime_make_users(run), 0);
         assert_int_equal(du_init(&srv, run), 0);
         snprintf(log_path, sizeof(log_path), "%s/perflibd.log", run);
-        srv.in_child = log_to_file;
+        srv.log = log_path;
         return 0;
 }
 

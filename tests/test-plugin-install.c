@@ -36,12 +36,6 @@ static const GUID cset = TP_CSET_GUID(1);
 static struct du_daemon srv;
 static char log_path[4096], starts_path[4096], staging[4096];
 
-/* perflibd's stderr goes to log_path, where the test reads what it said. */
-static int child_log(void)
-{
-        return du_stderr_to(log_path);
-}
-
 static int setup(void **state)
 {
         const char *run = tu_runtime_setup();
@@ -53,7 +47,8 @@ static int setup(void **state)
         assert_int_equal(mkdir(staging, 0755), 0);
         /* The good plugins count their starts there (perflibd inherits it). */
         assert_int_equal(setenv(TP_STARTS_ENV, starts_path, 1), 0);
-        srv.in_child = child_log;
+        /* perflibd's stderr, where the test reads what it said. */
+        srv.log = log_path;
         assert_int_equal(du_start(&srv, NULL, NULL), 0);
         return 0;
 }
