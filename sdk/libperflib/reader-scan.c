@@ -196,43 +196,55 @@ static void stamp_add(struct pl_scan_stamp *s, const struct stat *st)
                 s->newest = st->st_mtim;
 }
 
-int pl_scan_stamp(const char *dir, struct pl_scan_stamp *ret)
+/* The users' directories of users (its fd, taken), into s as pl_scan would read them. */
+static void stamp_users(int ufd, struct pl_scan_stamp *s)
 {
-        struct pl_scan_stamp s = { .sum = 14695981039346656037u };
-        struct user_count *seen;
+        struct user_count *seen = calloc(MAX_USER_DIRS, sizeof(*seen));
+        DIR *d = seen ? fdopendir(ufd) : NULL;
         size_t n_seen = 0;
         struct dirent *de;
         struct stat st;
-        DIR *d;
-        int dfd;
+
+        if (!d)
+                close(ufd);
+        while (d && n_seen < MAX_USER_DIRS && (de = readdir(d)))
+                if (de->d_name[0] != '.' &&
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    pl_runtime_user_dir_ok(&st) && count_user_dir(seen, &n_seen, st.st_uid))
+                        stamp_add(s, &st);
+        if (d)
+                closedir(d);
+        free(seen);
+}
+
+int pl_scan_stamp(const char *dir, struct pl_scan_stamp *ret)
+{
+        struct pl_scan_stamp s = { .sum = 14695981039346656037u };
+        struct stat st;
+        char *users;
 
         if (!dir || !ret)
                 return -EINVAL;
         if (stat(dir, &st) < 0)
                 return -errno;
         stamp_add(&s, &st);
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0 && fstatat(dfd, PL_RUNTIME_USERS, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISDIR(st.st_mode)) {
+        if (asprintf(&users, "%s/" PL_RUNTIME_USERS, dir) < 0)
+                return -ENOMEM;
+        /*
+         * Called for every request: with no user's directory in users/ (a
+         * link count of 2 says so; btrfs, which does not count, says 1) one
+         * lstat is the whole cost.
+         */
+        if (lstat(users, &st) == 0 && S_ISDIR(st.st_mode)) {
                 stamp_add(&s, &st);
-                int ufd = openat(dfd, PL_RUNTIME_USERS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                seen = calloc(MAX_USER_DIRS, sizeof(*seen));
-                d = ufd >= 0 && seen ? fdopendir(ufd) : NULL;
-                if (!d && ufd >= 0)
-                        close(ufd);
-                /* The same directories as pl_scan reads, so that the stamp moves when they do. */
-                while (d && n_seen < MAX_USER_DIRS && (de = readdir(d)))
-                        if (de->d_name[0] != '.' &&
-                            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                            pl_runtime_user_dir_ok(&st) &&
-                            count_user_dir(seen, &n_seen, st.st_uid))
-                                stamp_add(&s, &st);
-                if (d)
-                        closedir(d);
-                free(seen);
+                if (st.st_nlink != 2) {
+                        int ufd = open(users, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                        if (ufd >= 0)
+                                stamp_users(ufd, &s);
+                }
         }
-        if (dfd >= 0)
-                close(dfd);
+        free(users);
         *ret = s;
         return 0;
 }
