@@ -270,15 +270,16 @@ static void check_good_values(const char *dir, pid_t pid, char socket_path[PATH_
 }
 
 /*
- * READY after what good publishes (and its LOG line: nothing else), and
- * its provider readable; *socket_path is where.
+ * NAME, then READY after what good publishes (and its LOG line: nothing
+ * else), and its provider readable; *socket_path is where.
  */
 static void good_ready(struct host *h, const char *dir, char socket_path[PATH_MAX])
 {
         assert_string_equal(host_until(h, "READY "), "READY good");
+        assert_int_equal(host_said(h, "NAME good"), 1);
         assert_int_equal(host_said(h, "PUB P " TP_PROVIDER_TEXT(1)), 1);
         assert_int_equal(host_said(h, "PUB C " TP_CSET_TEXT(1)), 1);
-        assert_int_equal(h->n, 4);
+        assert_int_equal(h->n, 5);
         check_good_values(dir, h->pid, socket_path);
 }
 
@@ -375,8 +376,9 @@ static void start_fails(void **state)
         (void) state;
         host_start(&h, "bad-start", NULL);
         assert_string_equal(host_until(&h, "FAILED "), "FAILED 5");
+        assert_int_equal(host_said(&h, "NAME bad"), 1);
         assert_int_equal(host_said(&h, "LOG 2 " TP_START_FAILS), 1);
-        assert_int_equal(h.n, 2);
+        assert_int_equal(h.n, 3);
         assert_exited(host_end(&h, WAIT_MS), PLUGIN_HOST_EXIT_FAILED);
         assert_int_equal(tu_count_providers(NULL), 0);
 }

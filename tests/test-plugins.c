@@ -283,15 +283,6 @@ static const char *name_of(const struct plugins *p, const char *file)
 /* The loader's settle time in these tests: a file is tried 10 ms after it was last touched. */
 #define SETTLE_MS 10u
 
-static void sleep_until(uint64_t usec)
-{
-        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000u),
-                               .tv_nsec = (long) (usec % 1000000u) * 1000 };
-
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-                ;
-}
-
 static sd_event *loop;
 
 /* Runs the supervisor's loop until done() (10 s at most). */
@@ -338,10 +329,18 @@ static void wait_logged(const char *file, const char *text)
 
 /* ---- fixtures ---- */
 
-/* A configuration for the tests' supervisors: their loop, the built host. */
+/*
+ * A configuration for the tests' supervisors: their loop, the built host,
+ * which runs as we do (as root too: the runtime directory is ours).
+ */
+static struct plugin_limits test_limits;
+
 static struct plugins_config test_config(unsigned settle_ms, bool quiet)
 {
+        plugin_limits_default(&test_limits);
+        snprintf(test_limits.user, sizeof(test_limits.user), "root");
         return (struct plugins_config) {
+                .limits = &test_limits,
                 .log = quiet ? NULL : capture,
                 .settle_ms = settle_ms,
                 .event = loop,
@@ -352,8 +351,8 @@ static struct plugins_config test_config(unsigned settle_ms, bool quiet)
 
 static int setup(void **state)
 {
-        const struct plugins_config cfg = test_config(SETTLE_MS, false);
         const char *base = getenv("PERFLIB_TEST_TMPDIR");
+        struct plugins_config cfg;
         struct plugins *p = NULL;
 
         tu_runtime_setup();
@@ -361,6 +360,7 @@ static int setup(void **state)
                  base && *base ? base : "/tmp");
         if (!loop && sd_event_new(&loop) < 0)
                 return -1;
+        cfg = test_config(SETTLE_MS, false);
         if (!mkdtemp(plugin_dir) || plugins_new(plugin_dir, &cfg, &p) < 0)
                 return -1;
         *state = p;

@@ -317,7 +317,7 @@ fi
 # The paths of README.md's "install with no root"; the runtime directory is
 # the test's own, apart from any perflibd of the machine's.
 follow install "
-        unset PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR
+        unset PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR PERFLIB_PLUGIN_HOST
         export PATH='$prefix/bin:$prefix/sbin':\$PATH
         export PKG_CONFIG_PATH='$prefix/lib/pkgconfig' MANPATH='$prefix/share/man:'
         export LD_LIBRARY_PATH='$prefix/lib'

@@ -88,6 +88,7 @@ struct plugin {
         bool said;                      /* its twin or duplicate refusal is logged */
         bool twin;                      /* FAILED: the same file as a running plugin */
         bool removed;                   /* STOPPING: its file is gone; freed once stopped */
+        bool ready_held;                /* STARTING: READY came, waits for earlier ones */
         const char *stop_why;           /* STOPPING: said when it has stopped */
         char dup_of[NAME_MAX + 1];      /* FAILED: the plugin that published the same first */
         struct pub *pubs;               /* what it published when last started (malloc'd) */
@@ -361,14 +362,20 @@ static int plugin_copy(struct plugin *e, const char *path)
         return -ENODATA;
 }
 
+/* Whether e has a host, or will have one again after its restart delay. */
+static bool has_host(const struct plugin *e)
+{
+        return e->state == PLUGIN_RUNNING || e->state == PLUGIN_STARTING ||
+               e->state == PLUGIN_RESTARTING;
+}
+
 /* A running plugin loaded from the same file under another name, or NULL. */
 static const struct plugin *same_file(const struct plugins *p, const struct plugin *e)
 {
         for (size_t i = 0; i < p->n; i++) {
                 const struct plugin *o = p->list[i];
 
-                if (o != e && o->state == PLUGIN_RUNNING &&
-                    o->id.dev == e->id.dev && o->id.ino == e->id.ino)
+                if (o != e && has_host(o) && o->id.dev == e->id.dev && o->id.ino == e->id.ino)
                         return o;
         }
         return NULL;
@@ -426,6 +433,7 @@ static int host_start(struct plugin *e, uint64_t now)
         e->start_error = 0;
         e->n_cpu = e->cpu_head = 0;
         e->ready_at = e->missed_at = 0;
+        e->ready_held = false;
         r = host_spawn(p->host, e->file, e->image.fd, host_user(e), e->limits.memory_max,
                        &e->host);
         if (r < 0) {
@@ -541,9 +549,45 @@ static void msg_log(struct plugin *e, const char *arg)
 
 static int plugin_check_unique(struct plugin *e);
 
+/* A plugin before e in name order whose start has not returned yet. */
+static bool earlier_starting(const struct plugins *p, const struct plugin *e)
+{
+        for (size_t i = 0; i < p->n && p->list[i] != e; i++)
+                if (p->list[i]->state == PLUGIN_STARTING && !p->list[i]->ready_held)
+                        return true;
+        return false;
+}
+
+static void become_running(struct plugin *e)
+{
+        e->state = PLUGIN_RUNNING;
+        if (plugin_check_unique(e) < 0)
+                return;
+        plugin_log(e, LOG_INFO, "started \"%s\" (host pid %ld)", e->name ? e->name : "?",
+                   (long) e->host.pid);
+        changed(e->owner);
+}
+
+/*
+ * Plugins whose start returned, in name order, each once no plugin before
+ * it is still starting: of plugins started together that publish the same
+ * GUID, the first by name keeps it, whichever start returned first.
+ */
+static void release_ready(struct plugins *p)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                struct plugin *e = p->list[i];
+
+                if (!e->ready_held || earlier_starting(p, e))
+                        continue;
+                e->ready_held = false;
+                become_running(e);
+        }
+}
+
 static void msg_ready(struct plugin *e, const char *arg)
 {
-        if (e->state != PLUGIN_STARTING)
+        if (e->state != PLUGIN_STARTING || e->ready_held)
                 return;
         free(e->name);
         e->name = strndup(*arg ? arg : "?", NAME_MAX_LEN);
@@ -553,13 +597,10 @@ static void msg_ready(struct plugin *e, const char *arg)
         e->new_pubs = NULL;
         e->n_new_pubs = 0;
         e->ready_at = now_usec(CLOCK_MONOTONIC);
-        e->state = PLUGIN_RUNNING;
+        /* Its start returned: no deadline but the others' from here. */
         arm(e, 0);
-        if (plugin_check_unique(e) < 0)
-                return;
-        plugin_log(e, LOG_INFO, "started \"%s\" (host pid %ld)", e->name ? e->name : "?",
-                   (long) e->host.pid);
-        changed(e->owner);
+        e->ready_held = true;
+        release_ready(e->owner);
 }
 
 /* The descriptor's name, before start: what start logs is tagged with it. */
@@ -696,7 +737,10 @@ static void host_gone(struct plugin *e, const siginfo_t *si)
         e->status_src = sd_event_source_disable_unref(e->status_src);
         host_proc_close(&e->host);
         e->host.pid = 0;
+        e->ready_held = false;
         arm(e, 0);
+        /* Those that waited for it to start may go on. */
+        release_ready(p);
         if (cause == CAUSE_STOP) {
                 e->cause = CAUSE_NONE;
                 plugin_log(e, LOG_INFO, "stopped \"%s\" (%s)", display_name(e, name),
