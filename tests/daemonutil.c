@@ -53,7 +53,8 @@ int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix)
         if ((size_t) snprintf(dir, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
                               prefix) >= size)
                 return -ENAMETOOLONG;
-        if (!mkdtemp(dir) || setenv("PERFLIB_RUNTIME_DIR", dir, 1) < 0)
+        /* A root perflibd runs plugins as nobody, whose hosts must reach it. */
+        if (!mkdtemp(dir) || chmod(dir, 0755) < 0 || setenv("PERFLIB_RUNTIME_DIR", dir, 1) < 0)
                 return -errno;
         return du_init(d, dir);
 }

@@ -285,14 +285,36 @@ static const char *name_of(const struct plugins *p, const char *file)
 
 static sd_event *loop;
 
-/* Runs the supervisor's loop until done() (10 s at most). */
+static bool idle(const void *arg);
+
+static int print_one(const struct plugin_info *info, void *userdata)
+{
+        (void) userdata;
+        print_message("%s: %s, pid %ld\n", info->file, plugin_state_name(info->state),
+                      (long) info->pid);
+        return 0;
+}
+
+/* Runs the supervisor's loop until done() (30 s at most: a loaded machine starts hosts slowly). */
 static void run_until(bool (*done)(const void *arg), const void *arg)
 {
-        for (int i = 0; i < 1000; i++) {
+        struct timespec now, end;
+
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += 30;
+        for (;;) {
                 if (done(arg))
                         return;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (now.tv_sec > end.tv_sec ||
+                    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+                        break;
                 assert_true(sd_event_run(loop, 10000) >= 0);
         }
+        if (done == idle)
+                (void) plugins_foreach(arg, print_one, NULL);
+        for (size_t i = 0; i < n_logs; i++)
+                print_message("logged: %s\n", logs[i].message);
         fail_msg("the supervisor never got there");
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 #include "reader.h"
 
 #define STATE_FILE "plugins.state"
+/* How long perflibd waits for its plugins to start before it listens. */
+#define PLUGINS_READY_WAIT_USEC (UINT64_C(2) * 1000000u)
 
 static const char *const plugin_keys[] = {
         [OPT_PLUGIN_MEMORY_MAX - OPT_PLUGIN_BASE] = "memory-max",
@@ -154,6 +157,45 @@ static void missed_setup(struct daemon *d)
         ns_set_missed(d->ns, on_missed, d);
 }
 
+/*
+ * As root the hosts run as another user, who must reach the runtime
+ * directory to publish in its own directory below it.  Said once, at
+ * start: every host would fail the same way.
+ */
+static void check_runtime_reachable(const struct daemon *d)
+{
+        struct stat st;
+
+        if (geteuid() != 0 || strcmp(d->plugin_limits.user, "root") == 0 ||
+            stat(d->runtime_dir, &st) < 0 || (st.st_mode & S_IXOTH))
+                return;
+        log_warning("plugins: %s is mode %04o: plugin hosts, which run as %s, cannot publish "
+                    "in it; make it 0755, or see --plugin-user", d->runtime_dir,
+                    (unsigned) (st.st_mode & 07777),
+                    d->plugin_limits.user[0] ? d->plugin_limits.user : PLUGIN_USER_DEFAULT);
+}
+
+/*
+ * A client that connects as soon as perflibd listens should find the
+ * plugins there; a plugin whose start hangs must not keep everyone else
+ * waiting: so the loop runs until every host started (or failed), for
+ * PLUGINS_READY_WAIT_USEC at most, before perflibd listens.
+ */
+static void wait_started(struct daemon *d)
+{
+        uint64_t now, end;
+
+        if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+                return;
+        end = now + PLUGINS_READY_WAIT_USEC;
+        while (plugins_busy(d->plugins) && now < end &&
+               sd_event_get_state(d->event) != SD_EVENT_FINISHED) {
+                if (sd_event_run(d->event, end - now) < 0 ||
+                    sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+                        return;
+        }
+}
+
 void daemon_plugins_start(struct daemon *d)
 {
         char *state = NULL;
@@ -178,10 +220,12 @@ void daemon_plugins_start(struct daemon *d)
                 log_warning("plugins: the host program %s: %s; no plugin can start",
                             d->plugin_host ? d->plugin_host : PERFLIB_PLUGIN_HOST_DEFAULT,
                             strerror(errno));
+        check_runtime_reachable(d);
         missed_setup(d);
         r = plugins_sync(d->plugins);
         if (r < 0 && r != -ENOENT)
                 log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
+        wait_started(d);
 }
 
 void daemon_plugins_resync(struct daemon *d)

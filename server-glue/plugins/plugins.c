@@ -739,8 +739,6 @@ static void host_gone(struct plugin *e, const siginfo_t *si)
         e->host.pid = 0;
         e->ready_held = false;
         arm(e, 0);
-        /* Those that waited for it to start may go on. */
-        release_ready(p);
         if (cause == CAUSE_STOP) {
                 e->cause = CAUSE_NONE;
                 plugin_log(e, LOG_INFO, "stopped \"%s\" (%s)", display_name(e, name),
@@ -772,10 +770,15 @@ static void host_gone(struct plugin *e, const siginfo_t *si)
 static int on_exit_ready(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct plugin *e = userdata;
+        struct plugins *p = e->owner;
         siginfo_t si;
 
-        if (host_reap(&e->host, &si) == 0)
-                host_gone(e, &si);
+        if (host_reap(&e->host, &si) < 0)
+                return 0;
+        /* e may be freed by this. */
+        host_gone(e, &si);
+        /* Those whose start returned while it was still starting may go on. */
+        release_ready(p);
         return 0;
 }
 
