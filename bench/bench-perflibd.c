@@ -383,7 +383,7 @@ static bool find_plugin_host(void)
 
         if (getenv("PERFLIB_PLUGIN_HOST"))
                 return access(getenv("PERFLIB_PLUGIN_HOST"), X_OK) == 0;
-        host = realpath("server-glue/perflib-plugin-host", NULL);
+        host = realpath("server-glue/plugins/perflib-plugin-host", NULL);
         if (!host || access(host, X_OK) < 0 || setenv("PERFLIB_PLUGIN_HOST", host, 1) < 0) {
                 free(host);
                 return false;

@@ -46,6 +46,9 @@ mkdir -p "$state/run" "$state/registry" "$state/plugins"
 export PERFLIB_RUNTIME_DIR=$state/run
 export PERFLIB_REGISTRY_DIR=$state/registry
 export PERFLIB_PLUGIN_DIR=$state/plugins
+# Each plugin runs in a host process; the build's, not an installed one.
+export PERFLIB_PLUGIN_HOST=$build_dir/server-glue/plugins/perflib-plugin-host
+export PERFLIB_PLUGIN_CONFIG=$srcdir/server-glue/plugins.conf
 
 # The plugins as libtool built them; perflibd loads NAME.so files and
 # follows symbolic links.

@@ -53,7 +53,8 @@ int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix)
         if ((size_t) snprintf(dir, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
                               prefix) >= size)
                 return -ENAMETOOLONG;
-        if (!mkdtemp(dir) || setenv("PERFLIB_RUNTIME_DIR", dir, 1) < 0)
+        /* A root perflibd runs plugins as nobody, whose hosts must reach it. */
+        if (!mkdtemp(dir) || chmod(dir, 0755) < 0 || setenv("PERFLIB_RUNTIME_DIR", dir, 1) < 0)
                 return -errno;
         return du_init(d, dir);
 }
@@ -94,31 +95,11 @@ static void exec_server(const struct du_daemon *d, const char *bin,
         _exit(127);
 }
 
-/*
- * The build tree's plugin host, for perflibd to start, unless the caller
- * chose one: set here, before any fork, since setenv may allocate.
- */
-static int use_built_host(void)
-{
-        const char *top = getenv("top_builddir");
-        char path[4096];
-
-        if (!top || getenv("PERFLIB_PLUGIN_HOST"))
-                return 0;
-        if ((size_t) snprintf(path, sizeof(path), "%s/server-glue/perflib-plugin-host", top) >=
-            sizeof(path))
-                return -ENAMETOOLONG;
-        return setenv("PERFLIB_PLUGIN_HOST", path, 1) < 0 ? -errno : 0;
-}
-
 int du_start(struct du_daemon *d, const char *bin, const char *const *launcher)
 {
         char *def = NULL;
         pid_t pid;
-        int r = use_built_host();
 
-        if (r < 0)
-                return r;
         if (!bin && asprintf(&def, "%s/server-glue/perflibd", getenv("top_builddir")) < 0)
                 return -ENOMEM;
         pid = fork();

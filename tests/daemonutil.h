@@ -44,8 +44,7 @@ int du_mkdtemp(struct du_daemon *d, char *dir, size_t size, const char *prefix);
 
 /*
  * Starts bin (NULL: $top_builddir/server-glue/perflibd) on d's directories,
- * through launcher (a NULL-terminated argv prefix) when given, with
- * $PERFLIB_PLUGIN_HOST the build tree's host unless it is set.  Returns at
+ * through launcher (a NULL-terminated argv prefix) when given.  Returns at
  * once: du_connect tells when it is ready.
  */
 int du_start(struct du_daemon *d, const char *bin, const char *const *launcher);

@@ -17,6 +17,8 @@ PY=${PYTHON:-python3}
 n=300
 [ "${PERFLIB_LONG_TESTS:-0}" = 1 ] && n=4096
 tmp=$(mktemp -d "${PERFLIB_TEST_TMPDIR:-${TMPDIR:-/tmp}}/countersets.XXXXXX")
+# A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
+chmod 755 "$tmp"
 perflibd_pid=''
 failures=0
 

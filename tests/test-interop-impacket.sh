@@ -55,6 +55,8 @@ if [ ! -x "$provider" ]; then
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/interop.XXXXXX") || exit 1
+# A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
+chmod 755 "$tmp" || exit 1
 mkdir -p "$tmp/run" "$tmp/registry" "$tmp/plugins"
 export PERFLIB_RUNTIME_DIR="$tmp/run" PERFLIB_REGISTRY_DIR="$tmp/registry" \
        PERFLIB_PLUGIN_DIR="$tmp/plugins"

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The plugin loader (server-glue/plugins/) against the test plugins of
- * tests/plugins/: which files of the directory it loads, what it logs about
- * the ones it refuses, that a loaded plugin's provider is readable like any
- * other (its reference counter dereferenced in-process), that sync
- * follows files being removed, replaced and added back, waits for files
- * being written, and refuses a plugin publishing what another does.
+ * The plugin supervisor (server-glue/plugins/) against the test plugins of
+ * tests/plugins/, each started in a real host process (perflib-plugin-host)
+ * on an sd-event loop this test runs: which files of the directory it
+ * starts, what it logs about the ones it refuses, that a started plugin's
+ * provider is readable like any other (from its host's process, its
+ * reference counter through the host's collect service), that sync follows
+ * files being removed, replaced and added back, waits for files being
+ * written, and refuses a plugin publishing what another does.  The faults
+ * of plugins (crashes, hangs, limits) are test-plugin-faults' and
+ * test-plugin-host's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +29,7 @@
 #include <unistd.h>
 #include <wchar.h>
 #include <cmocka.h>
+#include <systemd/sd-event.h>
 
 #include "plugins.h"
 #include "test-plugin.h"
@@ -246,7 +251,8 @@ static int lookup_one(const struct plugin_info *info, void *userdata)
 
         assert_true(strcmp(k->previous, info->file) < 0);
         snprintf(k->previous, sizeof(k->previous), "%s", info->file);
-        assert_true((info->state == PLUGIN_RUNNING) == (info->name != NULL));
+        assert_true(info->state != PLUGIN_RUNNING || info->name != NULL);
+        assert_true((info->state == PLUGIN_RUNNING) == (info->pid > 0));
         if (strcmp(info->file, k->file) == 0) {
                 k->state = (int) info->state;
                 snprintf(k->name, sizeof(k->name), "%s", info->name ? info->name : "");
@@ -277,41 +283,106 @@ static const char *name_of(const struct plugins *p, const char *file)
 /* The loader's settle time in these tests: a file is tried 10 ms after it was last touched. */
 #define SETTLE_MS 10u
 
-static void sleep_until(uint64_t usec)
-{
-        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000u),
-                               .tv_nsec = (long) (usec % 1000000u) * 1000 };
+static sd_event *loop;
 
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-                ;
+static bool idle(const void *arg);
+
+static int print_one(const struct plugin_info *info, void *userdata)
+{
+        (void) userdata;
+        print_message("%s: %s, pid %ld\n", info->file, plugin_state_name(info->state),
+                      (long) info->pid);
+        return 0;
 }
 
-/* Syncs as perflibd does, again when the loader asks, until no file waits (10 s at most). */
+/* Runs the supervisor's loop until done() (30 s at most: a loaded machine starts hosts slowly). */
+static void run_until(bool (*done)(const void *arg), const void *arg)
+{
+        struct timespec now, end;
+
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += 30;
+        for (;;) {
+                if (done(arg))
+                        return;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (now.tv_sec > end.tv_sec ||
+                    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+                        break;
+                assert_true(sd_event_run(loop, 10000) >= 0);
+        }
+        if (done == idle)
+                (void) plugins_foreach(arg, print_one, NULL);
+        for (size_t i = 0; i < n_logs; i++)
+                print_message("logged: %s\n", logs[i].message);
+        fail_msg("the supervisor never got there");
+}
+
+static bool idle(const void *arg)
+{
+        return !plugins_busy(arg);
+}
+
+/* Syncs as perflibd does, then runs the loop until no file waits and no host starts or stops. */
 static void sync_settled(struct plugins *p)
 {
-        for (int i = 0; i < 1000; i++) {
-                uint64_t at;
+        assert_int_equal(plugins_sync(p), 0);
+        run_until(idle, p);
+}
 
-                assert_int_equal(plugins_sync(p), 0);
-                at = plugins_next_sync(p);
-                if (at == 0)
-                        return;
-                sleep_until(at);
-        }
-        fail_msg("the plugin files never settled");
+struct wanted_log {
+        const char *file, *text;
+};
+
+static bool has_logged(const void *arg)
+{
+        const struct wanted_log *w = arg;
+
+        return logged(-1, w->file, w->text) > 0;
+}
+
+/* Runs the loop until a message about file containing text is logged. */
+static void wait_logged(const char *file, const char *text)
+{
+        const struct wanted_log w = { file, text };
+
+        run_until(has_logged, &w);
 }
 
 /* ---- fixtures ---- */
 
+/*
+ * A configuration for the tests' supervisors: their loop, the built host,
+ * which runs as we do (as root too: the runtime directory is ours).
+ */
+static struct plugin_limits test_limits;
+
+static struct plugins_config test_config(unsigned settle_ms, bool quiet)
+{
+        plugin_limits_default(&test_limits);
+        snprintf(test_limits.user, sizeof(test_limits.user), "root");
+        return (struct plugins_config) {
+                .limits = &test_limits,
+                .log = quiet ? NULL : capture,
+                .settle_ms = settle_ms,
+                .event = loop,
+                .host = PLUGIN_HOST_PATH,
+                .collect_timeout_ms = 100,
+        };
+}
+
 static int setup(void **state)
 {
-        const struct plugins_config cfg = { .log = capture, .settle_ms = SETTLE_MS };
         const char *base = getenv("PERFLIB_TEST_TMPDIR");
+        struct plugins_config cfg;
         struct plugins *p = NULL;
 
         tu_runtime_setup();
         snprintf(plugin_dir, sizeof(plugin_dir), "%s/perflib-plugins.XXXXXX",
                  base && *base ? base : "/tmp");
+        if (!loop && sd_event_new(&loop) < 0)
+                return -1;
+        cfg = test_config(SETTLE_MS, false);
         if (!mkdtemp(plugin_dir) || plugins_new(plugin_dir, &cfg, &p) < 0)
                 return -1;
         *state = p;
@@ -348,8 +419,8 @@ static int find_provider(const char *socket_path, void *userdata)
                 pl_reader_close(r);
                 return 0;
         }
-        /* The plugin runs in this process. */
-        assert_int_equal(pid, (uint32_t) getpid());
+        /* The plugin runs in its host, never in the supervisor's process. */
+        assert_true(pid != (uint32_t) getpid());
         snprintf(f->path, sizeof(f->path), "%s", socket_path);
         f->reader = r;
         return 1;
@@ -455,8 +526,8 @@ static void good_loads_bad_skipped(void **state)
 
         /* Nothing changed: nothing is tried again, nothing is logged. */
         logs_clear();
-        assert_int_equal(plugins_sync(p), 0);
-        assert_int_equal(plugins_next_sync(p), 0);
+        sync_settled(p);
+        assert_false(plugins_busy(p));
         assert_int_equal(n_logs, 0);
         assert_int_equal(plugins_count(p, PLUGIN_RUNNING), 1);
         assert_int_equal(plugins_count(p, PLUGIN_FAILED), sizeof(bad) / sizeof(bad[0]) + 1);
@@ -598,7 +669,7 @@ static void free_stops_all(void **state)
 /* A directory that cannot be read changes nothing; a missing one is empty. */
 static void directory_errors(void **state)
 {
-        const struct plugins_config cfg = { .log = capture, .settle_ms = SETTLE_MS };
+        const struct plugins_config cfg = test_config(SETTLE_MS, false);
         struct plugins *p = *state, *q = NULL;
         char moved[PATH_MAX + 8];
         FILE *f;
@@ -639,7 +710,7 @@ static void directory_errors(void **state)
 static void being_written_waits(void **state)
 {
         /* Its own loader, whose retries (31 settle times) outlast a loaded machine's stall. */
-        const struct plugins_config cfg = { .log = capture, .settle_ms = 100 };
+        const struct plugins_config cfg = test_config(100, false);
         struct plugins *p = NULL;
         size_t size;
         uint8_t *so = module_bytes("good", &size);
@@ -649,7 +720,7 @@ static void being_written_waits(void **state)
         write_all(fd, so, size / 2);
         assert_int_equal(plugins_sync(p), 0);
         assert_int_equal(state_of(p, "slow.so"), PLUGIN_PENDING);
-        assert_true(plugins_next_sync(p) > 0);
+        assert_true(plugins_busy(p));
 
         /* The writer pauses: the file settles, is found short and waits again. */
         usleep(200000);
@@ -719,6 +790,7 @@ static void rewritten_in_place(void **state)
 
         fd = open_in_place("good.so");
         assert_int_equal(plugins_sync(p), 0);
+        wait_logged("good.so", "stopped \"good\" (file replaced)");
         assert_int_equal(logged(LOG_INFO, "good.so", "stopped \"good\" (file replaced)"), 1);
         assert_int_equal(state_of(p, "good.so"), PLUGIN_PENDING);
         assert_int_equal(tu_count_providers(NULL), 0);
@@ -788,7 +860,8 @@ static int count_calls(const struct plugin_info *info, void *userdata)
 
 static void arguments(void **state)
 {
-        const struct plugins_config quiet = { .settle_ms = SETTLE_MS };
+        const struct plugins_config quiet = test_config(SETTLE_MS, true);
+        const struct plugins_config cfg = test_config(SETTLE_MS, false);
         struct plugins *p = *state, *q = NULL;
         char *dir = NULL;
         int calls = 0;
@@ -798,8 +871,11 @@ static void arguments(void **state)
         assert_int_equal(plugins_new(plugin_dir, NULL, NULL), -EINVAL);
         assert_null(q);
         assert_int_equal(plugins_sync(NULL), -EINVAL);
-        assert_int_equal(plugins_next_sync(NULL), 0);
-        assert_int_equal(plugins_new(plugin_dir, NULL, &q), 0);
+        assert_false(plugins_busy(NULL));
+        assert_int_equal(plugins_missed_deadline(NULL, 1), 0);
+        /* A supervisor needs a loop to watch its hosts on. */
+        assert_int_equal(plugins_new(plugin_dir, &(struct plugins_config){ 0 }, &q), -EINVAL);
+        assert_int_equal(plugins_new(plugin_dir, &cfg, &q), 0);
         plugins_free(q);
         q = NULL;
         assert_int_equal(plugins_count(NULL, PLUGIN_RUNNING), 0);
@@ -853,5 +929,8 @@ int main(void)
 #undef T
         };
 
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        int failed = cmocka_run_group_tests(tests, NULL, NULL);
+
+        sd_event_unref(loop);
+        return failed;
 }

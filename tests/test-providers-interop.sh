@@ -30,6 +30,8 @@ done
 # Private state in the build tree: the dd file must be on the device that
 # holds the build directory (the PhysicalDisk check), and nothing is shared.
 tmp=$(mktemp -d "$top_builddir/tests/providers-interop.XXXXXX")
+# A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
+chmod 755 "$tmp"
 pids=()
 cleanup() {
         local pid

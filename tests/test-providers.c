@@ -67,6 +67,17 @@ static void link_plugins(void)
         free(pattern);
 }
 
+/*
+ * perflibd listens once its plugins started or after 2 s; on a loaded
+ * machine (sanitizers, parallel tests) a host may take longer.  Every
+ * plugin's counterset is listed within 30 s, or the cases say which is not.
+ */
+static void wait_all_plugins(void)
+{
+        for (int i = 0; i < 300 && du_count_countersets(client) < 7; i++)
+                usleep(100000);
+}
+
 static int group_setup(void **state)
 {
         assert_int_equal(du_init(&srv, tu_runtime_setup()), 0);
@@ -75,6 +86,7 @@ static int group_setup(void **state)
         unsetenv("PERFLIB_COLLECT_TIMEOUT_MS");
         assert_int_equal(du_start(&srv, NULL, NULL), 0);
         assert_int_equal(du_connect(&srv, 10000, &client), 0);
+        wait_all_plugins();
         return 0;
 }
 

@@ -20,6 +20,8 @@ top_builddir=$(cd "${top_builddir:-..}" && pwd)
 top_srcdir=$(cd "${top_srcdir:-..}" && pwd)
 readme=$top_srcdir/README.md
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perflib-readme.XXXXXX")
+# A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
+chmod 755 "$tmp"
 cleanup() {
         local pid
         # Whatever a failed run left behind, started by this test only.
@@ -317,7 +319,7 @@ fi
 # The paths of README.md's "install with no root"; the runtime directory is
 # the test's own, apart from any perflibd of the machine's.
 follow install "
-        unset PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR
+        unset PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR PERFLIB_PLUGIN_HOST PERFLIB_PLUGIN_CONFIG
         export PATH='$prefix/bin:$prefix/sbin':\$PATH
         export PKG_CONFIG_PATH='$prefix/lib/pkgconfig' MANPATH='$prefix/share/man:'
         export LD_LIBRARY_PATH='$prefix/lib'

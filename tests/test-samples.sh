@@ -9,6 +9,8 @@ set -eu
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perflib-samples.XXXXXX")
+# A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
+chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

@@ -15,6 +15,8 @@ top_srcdir=${top_srcdir:-..}
 tp="$top_builddir/tools/typeperf"
 PY=${PYTHON:-python3}
 tmp=$(mktemp -d "${PERFLIB_TEST_TMPDIR:-${TMPDIR:-/tmp}}/typeperf.XXXXXX")
+# A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
+chmod 755 "$tmp"
 failures=0
 checks=0
 provider_pid='' perflibd_pid='' bg_pid='' provider2_pid='' perflibd2_pid=''

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +24,9 @@ const char *tu_runtime_setup(void)
         if (!base || !*base)
                 base = "/tmp";
         snprintf(runtime_dir, sizeof(runtime_dir), "%s/perflib-test.XXXXXX", base);
-        if (!mkdtemp(runtime_dir) || setenv("PERFLIB_RUNTIME_DIR", runtime_dir, 1) < 0) {
+        /* A plugin host running as nobody (as root, test-plugins) must reach it. */
+        if (!mkdtemp(runtime_dir) || chmod(runtime_dir, 0755) < 0 ||
+            setenv("PERFLIB_RUNTIME_DIR", runtime_dir, 1) < 0) {
                 perror("tu_runtime_setup");
                 abort();
         }

@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "ns-live.h"            /* struct ns_timings */
+#include "plugin-conf.h"        /* struct plugin_limits */
 
 struct conn;
 struct ns;
@@ -58,7 +59,14 @@ struct daemon {
         size_t n_reg;
         const struct ctrpp_provider_desc **reg_descs;
         struct plugins *plugins;
-        sd_event_source *plugin_timer;  /* a plugin file waits: plugins_next_sync */
+        struct plugin_limits plugin_limits;     /* every plugin's, from the flags */
+        struct plugin_conf *plugin_conf;        /* per plugin, from --plugin-config */
+        char *plugin_host;              /* the host program; NULL: the default */
+        char *plugin_config;            /* NULL: the default file */
+        unsigned collect_timeout_ms;    /* the collect bound */
+        bool list_plugins;              /* --list-plugins: print the table and exit */
+        int missed_pipe[2];             /* the namespace's missed deadlines, to the loop */
+        sd_event_source *missed_src;
 
         /* Client connections, each served by a thread of its own (conn.c). */
         pthread_mutex_t conns_lock;
@@ -68,6 +76,42 @@ struct daemon {
         struct conn_limits limits;
         struct pv2_budget *budget;      /* for requests being reassembled, shared */
 };
+
+/* ---- perflibd.c ---- */
+
+/* The counts in sd_notify's STATUS, now. */
+void daemon_status_update(struct daemon *d);
+
+/* ---- supervise.c: the plugins' options and their supervisor ---- */
+
+enum {
+        OPT_PLUGIN_BASE = 512,
+        OPT_PLUGIN_MEMORY_MAX = OPT_PLUGIN_BASE,
+        OPT_PLUGIN_START_TIMEOUT,
+        OPT_PLUGIN_STOP_TIMEOUT,
+        OPT_PLUGIN_CPU_MAX,
+        OPT_PLUGIN_CPU_WINDOW,
+        OPT_PLUGIN_RESTART_MIN,
+        OPT_PLUGIN_RESTART_MAX,
+        OPT_PLUGIN_USER,                /* the last of those plugin_limits_set takes */
+        OPT_PLUGIN_HOST,
+        OPT_PLUGIN_CONFIG,
+        OPT_COLLECT_TIMEOUT,
+        OPT_LIST_PLUGINS,
+};
+
+/* One of those options: 0, or -EINVAL (told on stderr). */
+int daemon_plugin_option(struct daemon *d, int opt, const char *name, const char *arg);
+/* After the options: the collect bound, the plugin configuration file (errors told). */
+int daemon_plugins_setup(struct daemon *d);
+/* Starts the supervisor on d->event, with the namespace set up. */
+void daemon_plugins_start(struct daemon *d);
+/* The plugin directory changed (inotify, SIGHUP). */
+void daemon_plugins_resync(struct daemon *d);
+/* Stops every host and frees the supervisor; idempotent. */
+void daemon_plugins_done(struct daemon *d);
+/* --list-plugins: prints the running server's table. */
+int daemon_list_plugins(const struct daemon *d);
 
 /* ---- conn.c ---- */
 

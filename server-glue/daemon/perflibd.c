@@ -93,6 +93,30 @@ static void usage(FILE *f)
                 "      --scan-wait=MS       how long a request waits for the scan it asked\n"
                 "                           for (default 50)\n"
                 "\n"
+                "Plugins (see PLUGINS in perflibd(8); each runs in a host process of its\n"
+                "own; TIME takes ms, s, min, h, SIZE K, M, G):\n"
+                "      --plugin-host=PATH   the host program (env PERFLIB_PLUGIN_HOST;\n"
+                "                           default %s)\n"
+                "      --plugin-config=FILE per-plugin limits and users (env\n"
+                "                           PERFLIB_PLUGIN_CONFIG; default %s)\n"
+                "      --plugin-user=USER   the hosts' user when run as root (default %s)\n"
+                "      --plugin-memory-max=SIZE\n"
+                "                           a host's resident memory (default 256M)\n"
+                "      --plugin-cpu-max=PERCENT, --plugin-cpu-window=TIME\n"
+                "                           a host's CPU, of one CPU over the window\n"
+                "                           (default 50, 10s)\n"
+                "      --plugin-start-timeout=TIME\n"
+                "                           for a plugin's start to return (default 10s)\n"
+                "      --plugin-stop-timeout=TIME\n"
+                "                           from SIGTERM to SIGKILL (default 2s)\n"
+                "      --plugin-restart-min=TIME, --plugin-restart-max=TIME\n"
+                "                           restart a failed plugin after MIN, doubling to\n"
+                "                           MAX (default 1s, 5min)\n"
+                "      --collect-timeout=TIME\n"
+                "                           the collect deadline of every provider (env\n"
+                "                           PERFLIB_COLLECT_TIMEOUT_MS; default 100ms)\n"
+                "      --list-plugins       show the running server's plugins and exit\n"
+                "\n"
                 "  -d, --debug              log debug messages\n"
                 "  -h, --help               show this help and exit\n"
                 "  -V, --version            show the version and exit\n"
@@ -100,7 +124,8 @@ static void usage(FILE *f)
                 "See perflibd(8).\n",
                 PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME,
                 CONN_PRIVILEGED_RESERVE, PV2_MAX_REQUEST, CONN_MAX_QUERY_ITEMS,
-                NS_MAX_PER_USER_DEFAULT);
+                NS_MAX_PER_USER_DEFAULT, PERFLIB_PLUGIN_HOST_DEFAULT,
+                PERFLIB_PLUGIN_CONFIG_DEFAULT, PLUGIN_USER_DEFAULT);
 }
 
 /* A number with an optional binary suffix (K, M, G, T), within [min, max]. */
@@ -261,6 +286,18 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "retry-max", required_argument, NULL, OPT_RETRY_MAX },
                 { "scan-wait", required_argument, NULL, OPT_SCAN_WAIT },
                 { "query-memory", required_argument, NULL, OPT_QUERY_MEMORY },
+                { "plugin-host", required_argument, NULL, OPT_PLUGIN_HOST },
+                { "plugin-config", required_argument, NULL, OPT_PLUGIN_CONFIG },
+                { "plugin-user", required_argument, NULL, OPT_PLUGIN_USER },
+                { "plugin-memory-max", required_argument, NULL, OPT_PLUGIN_MEMORY_MAX },
+                { "plugin-cpu-max", required_argument, NULL, OPT_PLUGIN_CPU_MAX },
+                { "plugin-cpu-window", required_argument, NULL, OPT_PLUGIN_CPU_WINDOW },
+                { "plugin-start-timeout", required_argument, NULL, OPT_PLUGIN_START_TIMEOUT },
+                { "plugin-stop-timeout", required_argument, NULL, OPT_PLUGIN_STOP_TIMEOUT },
+                { "plugin-restart-min", required_argument, NULL, OPT_PLUGIN_RESTART_MIN },
+                { "plugin-restart-max", required_argument, NULL, OPT_PLUGIN_RESTART_MAX },
+                { "collect-timeout", required_argument, NULL, OPT_COLLECT_TIMEOUT },
+                { "list-plugins", no_argument, NULL, OPT_LIST_PLUGINS },
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -296,6 +333,11 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                         *(c == OPT_MAX_SEGMENT ? &d->max_segment : &d->max_mapped) = v;
                         continue;
                 }
+                if (c >= OPT_PLUGIN_BASE) {
+                        if (daemon_plugin_option(d, c, opts[i].name, optarg) < 0)
+                                return -EINVAL;
+                        continue;
+                }
                 if (c >= OPT_STATE_CHECK && c <= OPT_SCAN_WAIT) {
                         if (parse_timing(&d->ns_timings, c, opts[i].name, optarg) < 0)
                                 return -EINVAL;
@@ -323,6 +365,11 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 fprintf(stderr, "perflibd: --retry-min is longer than --retry-max\n");
                 return -EINVAL;
         }
+        if (d->plugin_limits.restart_min > d->plugin_limits.restart_max) {
+                fprintf(stderr, "perflibd: --plugin-restart-min is longer than "
+                        "--plugin-restart-max\n");
+                return -EINVAL;
+        }
         if (help) {
                 usage(stdout);
                 return 1;
@@ -336,8 +383,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
 
 /*
  * Resolves the three directories.  The runtime directory is also exported,
- * so that plugins, which run the SDK inside this process, announce their
- * segments where we look.
+ * so that the plugins' hosts, which inherit it, announce their segments
+ * where we look.
  */
 static int resolve_dirs(struct daemon *d)
 {
@@ -484,87 +531,6 @@ static int registry_load(struct daemon *d)
         return r;
 }
 
-static int on_plugin_timer(sd_event_source *s, uint64_t usec, void *userdata);
-
-/* Syncs again when a plugin file waits to settle or to be tried again. */
-static void plugins_arm(struct daemon *d)
-{
-        uint64_t at = plugins_next_sync(d->plugins);
-        int r;
-
-        if (at == 0) {
-                if (d->plugin_timer)
-                        sd_event_source_set_enabled(d->plugin_timer, SD_EVENT_OFF);
-                return;
-        }
-        if (!d->plugin_timer) {
-                r = sd_event_add_time(d->event, &d->plugin_timer, CLOCK_MONOTONIC, at, 1000,
-                                      on_plugin_timer, d);
-                if (r < 0)
-                        log_warning("plugins: no timer (%s): a file still being written "
-                                    "loads at the next change or SIGHUP", strerror(-r));
-                return;
-        }
-        sd_event_source_set_time(d->plugin_timer, at);
-        sd_event_source_set_enabled(d->plugin_timer, SD_EVENT_ONESHOT);
-}
-
-/* Plugins are stopped and unloaded only while no request is waiting on a provider. */
-static void plugins_resync(struct daemon *d)
-{
-        if (!d->plugins)
-                return;
-        ns_lock(d->ns);
-        ns_wait_idle(d->ns);
-        plugins_sync(d->plugins);
-        ns_runtime_changed(d->ns);
-        ns_unlock(d->ns);
-        plugins_arm(d);
-}
-
-static int on_plugin_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-        plugins_resync(userdata);
-        return 0;
-}
-
-/* ---- plugins ---- */
-
-/*
- * Also called from plugins' own threads: log_msg writes one line at a time.
- * The rate limit goes by plugin file, so that each plugin's start and stop
- * are always said however many plugins there are, and by format: errors
- * and warnings get one of their own ("%-s" prints as "%s"), never
- * suppressed for a plugin's chatter.
- */
-static void plugin_log(void *userdata, int priority, const char *file, const char *message)
-{
-        if (priority <= LOG_WARNING)
-                log_subject_msg(priority, file, "%-s", message);
-        else
-                log_subject_msg(priority, file, "%s", message);
-}
-
-static void plugins_start(struct daemon *d)
-{
-        struct plugins_config cfg = { .log = plugin_log, .userdata = d,
-                                      .runtime_dir = d->runtime_dir };
-        int r = plugins_new(d->plugin_dir, &cfg, &d->plugins);
-
-        if (r < 0) {
-                log_warning("plugins disabled: %s", strerror(-r));
-                return;
-        }
-        r = plugins_sync(d->plugins);
-        if (r < 0 && r != -ENOENT)
-                log_warning("plugin directory %s: %s", d->plugin_dir, strerror(-r));
-        /* The namespace's discovery threads already run. */
-        ns_lock(d->ns);
-        ns_runtime_changed(d->ns);
-        ns_unlock(d->ns);
-        plugins_arm(d);
-}
-
 /* ---- watching directories ---- */
 
 static int on_runtime(sd_event_source *s, const struct inotify_event *ev, void *userdata)
@@ -590,7 +556,7 @@ static int on_plugins(sd_event_source *s, const struct inotify_event *ev, void *
 {
         if (ev->len > 0 && ev->name[0] == '.')
                 return 0;
-        plugins_resync(userdata);
+        daemon_plugins_resync(userdata);
         return 0;
 }
 
@@ -698,7 +664,7 @@ static int listen_all(struct daemon *d)
 
 /* ---- status, signals, the loop ---- */
 
-static void status_update(struct daemon *d)
+void daemon_status_update(struct daemon *d)
 {
         size_t n_sets, n_provs;
 
@@ -707,8 +673,11 @@ static void status_update(struct daemon *d)
         n_sets = ns_count(d->ns);
         n_provs = ns_providers(d->ns);
         ns_unlock(d->ns);
-        sd_notifyf(0, "STATUS=%zu countersets, %zu providers, %zu plugins, %zu clients",
-                   n_sets, n_provs, d->plugins ? plugins_count(d->plugins, PLUGIN_RUNNING) : 0,
+        sd_notifyf(0, "STATUS=%zu countersets, %zu providers, %zu plugins running "
+                   "(%zu restarting, %zu given up), %zu clients",
+                   n_sets, n_provs, plugins_count(d->plugins, PLUGIN_RUNNING),
+                   plugins_count(d->plugins, PLUGIN_RESTARTING),
+                   plugins_count(d->plugins, PLUGIN_FAILED),
                    __atomic_load_n(&d->n_clients, __ATOMIC_RELAXED));
 }
 
@@ -721,7 +690,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
 
-        status_update(d);
+        daemon_status_update(d);
         sd_event_source_set_time(s, usec + 1000000);
         return 0;
 }
@@ -732,8 +701,8 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 
         sd_notify(0, "RELOADING=1");
         registry_load(d);
-        plugins_resync(d);
-        status_update(d);
+        daemon_plugins_resync(d);
+        daemon_status_update(d);
         sd_notify(0, "READY=1");
         return 0;
 }
@@ -769,8 +738,7 @@ static int setup_loop(struct daemon *d)
 static void daemon_done(struct daemon *d)
 {
         conns_stop(d);
-        plugins_free(d->plugins);
-        sd_event_source_unref(d->plugin_timer);
+        daemon_plugins_done(d);
         if (d->socket_path)
                 unlink(d->socket_path);
         sd_event_unref(d->event);
@@ -789,7 +757,11 @@ static int run(struct daemon *d)
 {
         int r;
 
-        if ((r = resolve_dirs(d)) < 0 || (r = setup_loop(d)) < 0)
+        if ((r = resolve_dirs(d)) < 0)
+                return r;
+        if (d->list_plugins)
+                return daemon_list_plugins(d) < 0 ? -ENOENT : 1;
+        if ((r = setup_loop(d)) < 0)
                 return r;
         raise_nofile();
         if ((r = ns_new(d->runtime_dir, &d->ns)) < 0)
@@ -808,10 +780,10 @@ static int run(struct daemon *d)
         registry_load(d);
         /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);
-        plugins_start(d);
+        daemon_plugins_start(d);
         if ((r = listen_all(d)) < 0)
                 return r;
-        status_update(d);
+        daemon_status_update(d);
         log_info("serving %zu countersets from %s (registry %s, plugins %s) on %s",
                  ns_count(d->ns), d->runtime_dir, d->registry_dir, d->plugin_dir,
                  d->socket_path ? d->socket_path : "sockets from systemd");
@@ -828,15 +800,19 @@ int main(int argc, char **argv)
                             .max_segment = NS_MAX_SEGMENT_DEFAULT,
                             .max_mapped = NS_MAX_MAPPED_DEFAULT,
                             .max_countersets = NS_MAX_PER_USER_DEFAULT,
-                            .ns_timings = NS_TIMINGS_DEFAULT };
+                            .ns_timings = NS_TIMINGS_DEFAULT,
+                            .missed_pipe = { -1, -1 } };
         int r;
 
         log_setup();
         conn_limits_default(&d.limits);
+        plugin_limits_default(&d.plugin_limits);
         r = parse_args(&d, argc, argv);
+        if (r == 0)
+                r = daemon_plugins_setup(&d);
         if (r == 0) {
                 r = run(&d);
-                if (r < 0)
+                if (r < 0 && r != -ENOENT)
                         log_error("%s", strerror(-r));
         }
         daemon_done(&d);

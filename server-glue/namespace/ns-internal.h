@@ -57,6 +57,8 @@ struct ns {
         uint64_t retry_at;              /* CLOCK_MONOTONIC ns: a shortage met, scan again then */
         ns_log_fn log;
         void *log_userdata;
+        ns_missed_fn missed;            /* ns_set_missed */
+        void *missed_userdata;
 
         /*
          * Who may publish what (ns-owner.c): the self-described GUIDs owned

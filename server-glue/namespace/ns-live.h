@@ -88,6 +88,16 @@ size_t ns_query_memory_used(const struct ns *ns);
 typedef void (*ns_log_fn)(void *userdata, int priority, const char *format, va_list ap);
 void ns_set_log(struct ns *ns, ns_log_fn log, void *userdata);
 
+/*
+ * Told when a provider misses the collect bound (its callback or its
+ * reference counters did not answer in time), with the pid it listens
+ * from (0 when unknown): perflibd kills and restarts a plugin's host then.
+ * Called from any thread, under the namespace lock: it must only hand the
+ * pid on.  None by default.
+ */
+typedef void (*ns_missed_fn)(void *userdata, pid_t pid);
+void ns_set_missed(struct ns *ns, ns_missed_fn missed, void *userdata);
+
 /* The runtime directory changed (inotify): rescan it at the next refresh. */
 void ns_runtime_changed(struct ns *ns);
 

@@ -24,3 +24,9 @@ void ns_log(struct ns *ns, int priority, const char *format, ...)
         ns->log(ns->log_userdata, priority, format, ap);
         va_end(ap);
 }
+
+void ns_set_missed(struct ns *ns, ns_missed_fn missed, void *userdata)
+{
+        ns->missed = missed;
+        ns->missed_userdata = userdata;
+}

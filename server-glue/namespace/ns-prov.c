@@ -55,6 +55,30 @@ static struct ns_prov *prov_find(const struct ns *ns, const char *path)
         return NULL;
 }
 
+/* The parent of pid, from /proc; 0 when it cannot be told. */
+static pid_t parent_of(pid_t pid)
+{
+        char path[64], buf[512], *c;
+        long ppid;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%ld/stat", (long) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        /* The name in parentheses may hold anything: fields start after the last ')'. */
+        c = strrchr(buf, ')');
+        if (!c || sscanf(c + 1, " %*c %ld", &ppid) != 1)
+                return 0;
+        return (pid_t) ppid;
+}
+
 /*
  * A provider for path with its reader open: 0, -ENOMEM, or ns_map_open's
  * error (a segment refused for its size or kept out by a shortage is
@@ -82,6 +106,17 @@ static int prov_open(struct ns *ns, const char *path, bool unlocked, struct ns_p
         if (pl_reader_peer_pid(p->r, &p->pid) < 0)
                 p->pid = 0;
         p->has_owner = pl_reader_peer_uid(p->r, &p->owner) == 0;
+        /*
+         * A plugin's host runs as an unprivileged user when we are root, but
+         * publishes for the server, as in-process plugins did: it is one of
+         * our children (the server starts no other), whose pid the kernel
+         * gave its socket, and none of another user's processes can be.
+         */
+        if (p->pid > 0 && parent_of(p->pid) == getpid()) {
+                p->host = true;
+                p->owner = geteuid();
+                p->has_owner = true;
+        }
         *ret = p;
         return 0;
 }
@@ -310,4 +345,11 @@ bool ns_prov_unresponsive(const struct ns *ns, struct ns_prov *p, uint64_t now)
 size_t ns_providers(const struct ns *ns)
 {
         return ns->n_provs;
+}
+
+void ns_prov_missed(struct ns *ns, struct ns_prov *p)
+{
+        p->quiet_until = ns_mono_ns() + NS_QUIET_NS;
+        if (ns->missed)
+                ns->missed(ns->missed_userdata, p->pid);
 }

@@ -68,8 +68,9 @@ struct ns_prov {
         pid_t pid;                      /* SO_PEERCRED; 0: not visible, never checked */
         uint64_t state_at;              /* CLOCK_MONOTONIC ns of the last look at its state */
         bool stopped;                   /* it was stopped (SIGSTOP, a tracer) then */
-        uid_t owner;                    /* SO_PEERCRED: the user it runs as */
+        uid_t owner;                    /* SO_PEERCRED: the user it runs as; ours for a host */
         bool has_owner;                 /* false: unknown, so it publishes nothing */
+        bool host;                      /* a plugin host of this server (its child) */
 
         /* Refusals reported already (ns-owner.c), so each is reported once. */
         GUID *reported;
@@ -145,6 +146,12 @@ int ns_prov_add_unlocked(struct ns *ns, const char *path);
  * per provider per snapshot.  Under the namespace lock.
  */
 bool ns_prov_unresponsive(const struct ns *ns, struct ns_prov *p, uint64_t now);
+
+/*
+ * p missed the collect bound: it is not asked again for NS_QUIET_NS, and
+ * whoever ns_set_missed named is told.  Under the namespace lock.
+ */
+void ns_prov_missed(struct ns *ns, struct ns_prov *p);
 
 /*
  * Around everything that may wait on a provider (up to the collect bound):

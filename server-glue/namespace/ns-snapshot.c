@@ -352,7 +352,7 @@ static int snap_parts(struct ns *ns, struct snap *sn, const struct ns_entry *e, 
                 /* Too slow to dereference its counters in time: what it has are
                  * old values, and it is not waited for again for a while. */
                 if (collect && pt->v.refs_stale) {
-                        pt->p->quiet_until = ns_mono_ns() + NS_QUIET_NS;
+                        ns_prov_missed(ns, pt->p);
                         sn->n_inst -= pt->n;
                         pt->n = 0;
                 }
@@ -591,7 +591,7 @@ int ns_notify(struct ns *ns, const struct ns_counterset *cs, uint32_t request_co
                 r = pl_reader_notify(p->r, request_code, buffer, size, &status);
                 ns_io_end(ns, p);
                 if (r == -ETIMEDOUT)
-                        p->quiet_until = ns_mono_ns() + NS_QUIET_NS;
+                        ns_prov_missed(ns, p);
                 if (r < 0)
                         err = r;
                 else

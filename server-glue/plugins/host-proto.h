@@ -23,6 +23,10 @@
  * may write to the socket too): unknown or malformed ones are ignored,
  * and none of them makes it hold more than a bounded amount of memory.
  *
+ *      "NAME <name>"             the descriptor's name (the file's without
+ *                                .so when it has none), once it passed the
+ *                                checks, before start is called, so that
+ *                                what the plugin logs from start is tagged
  *      "LOG <priority> <text>"   the plugin's services->log; priority as
  *                                syslog(3), clamped by both sides
  *      "PUB P <GUID>"            after start returned 0: a provider GUID the

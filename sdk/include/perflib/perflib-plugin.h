@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perflib-plugin.h: a provider built as a shared object that perflibd loads
+ * perflib-plugin.h: a provider built as a shared object that perflibd runs
  * from its plugin directory.  A plugin is an ordinary provider (perflib.h,
- * a ctrpp-generated header) whose code runs inside the server: its segment
- * and self-description join the namespace like any other provider's, and
- * its reference counters are dereferenced directly.
+ * a ctrpp-generated header); perflibd never runs its code, but starts a
+ * host process for it (perflib-plugin-host), which loads it, starts it and
+ * stays its process: its segment and self-description join the namespace
+ * like any other provider's, and its reference counters and collect
+ * callbacks are served by the host's collect service.  perflibd supervises
+ * the host: a crash, an exit, a start that does not return, a collect that
+ * does not answer, too much memory or CPU end the host, are logged, and the
+ * plugin is restarted with a doubling delay (perflibd(8), PLUGINS).  A
+ * plugin's threads, signals and exit() therefore touch only its own host.
  *
  * A plugin exports exactly one symbol, PERFLIB_PLUGIN_ENTRY_SYMBOL, a
  * function returning its descriptor.  perflibd checks abi and size before
@@ -50,8 +56,8 @@
  *
  * Two plugins publishing the same provider or counterset GUID: the first
  * loaded keeps it (the one already running; of files found together, the
- * first by name), the other is stopped and unloaded and an error names
- * both files, once.
+ * first by name), the other's host is stopped and an error names both
+ * files, once.
  */
 #ifndef PERFLIB_PERFLIB_PLUGIN_H
 #define PERFLIB_PERFLIB_PLUGIN_H
@@ -67,9 +73,9 @@ extern "C" {
 #define PERFLIB_PLUGIN_EXPORT           __attribute__((visibility("default")))
 
 /*
- * What the server offers a plugin.  The table stays valid from the call to
- * start until stop returns, and log may be called from any thread of the
- * plugin in that time.  Later versions only append fields and grow size:
+ * What the server offers a plugin (through its host).  The table stays
+ * valid from the call to start until stop returns, and log may be called
+ * from any thread of the plugin in that time.  Later versions only append fields and grow size:
  * read a field past the first version's only when size covers it.
  */
 struct perflib_plugin_services {
@@ -83,7 +89,7 @@ struct perflib_plugin_services {
         void (*log)(const struct perflib_plugin_services *svc, int priority,
                     const char *format, ...) __attribute__((format(printf, 3, 4)));
         const char *runtime_dir;        /* where segments are announced */
-        void *server;                   /* the server's own; do not touch */
+        void *server;                   /* the host's own; do not touch */
 };
 
 struct perflib_plugin {
