@@ -11,7 +11,7 @@
  * never served as success while it is down (those that fault at their
  * first collect never at all); perflibd kept its pid and its resident
  * size; a plugin that crashes at its first collects only is served again
- * after its restarts.  Stopping: SIGTERM with one plugin hung in start and
+ * after its restarts, as perflibd --list-plugins says.  Stopping: SIGTERM with one plugin hung in start and
  * one in collect ends perflibd and every host within STOP_WITHIN_S;
  * SIGKILL of perflibd leaves no host.  As root: --plugin-user=nobody runs
  * the host as nobody, with no new privileges, and its values are read.
@@ -451,6 +451,39 @@ static void one_fault(void **state)
         pv2_client_free(c);
 }
 
+/* perflibd --list-plugins' line of file, or fails: state, pid, restarts, last fault (trimmed). */
+struct listed {
+        char state[32], fault[256];
+        long pid;
+        unsigned restarts;
+};
+
+static void list_plugin(const char *file, struct listed *ret)
+{
+        char cmd[4200], line[512], f[256], name[256];
+        FILE *out;
+        int found = 0;
+
+        snprintf(cmd, sizeof(cmd), "'%s/server-glue/perflibd' --list-plugins",
+                 getenv("top_builddir"));
+        out = popen(cmd, "re");
+        assert_non_null(out);
+        while (fgets(line, sizeof(line), out)) {
+                struct listed l;
+                int n = 0;
+
+                line[strcspn(line, "\n")] = '\0';
+                if (sscanf(line, "%255s %255s %31s %ld %u %n", f, name, l.state, &l.pid,
+                           &l.restarts, &n) == 5 && n > 0 && strcmp(f, file) == 0) {
+                        snprintf(l.fault, sizeof(l.fault), "%s", line + n);
+                        *ret = l;
+                        found++;
+                }
+        }
+        assert_int_equal(pclose(out), 0);
+        assert_int_equal(found, 1);
+}
+
 /* Crashes at its first FP_CRASHES collects, then is served again, by itself. */
 static void crash_first_comes_back(void **state)
 {
@@ -458,6 +491,8 @@ static void crash_first_comes_back(void **state)
         double end, worst = 0;
         struct good_reader g;
         struct pv2_client *c;
+        struct listed l;
+        pid_t host = 0;
 
         assert_int_equal(du_run("touch '%s' && chmod 666 '%s'", count_path, count_path), 0);
         assert_int_equal(setenv(FP_COUNT_ENV, count_path, 1), 0);
@@ -481,6 +516,15 @@ static void crash_first_comes_back(void **state)
         assert_int_equal(fault_lines(f), FP_CRASHES);
         assert_true(log_lines("started", f->name) >= FP_CRASHES + 1);
         check_fault_log(f);
+        /* And so says --list-plugins. */
+        list_plugin("fault-crash-first.so", &l);
+        print_message("--list-plugins: %s, pid %ld, %u restarts, last fault: %s\n", l.state,
+                      l.pid, l.restarts, l.fault);
+        assert_int_equal(hosts_of(server_pid, "fault-crash-first.so", &host), 1);
+        assert_string_equal(l.state, "running");
+        assert_int_equal(l.pid, host);
+        assert_int_equal(l.restarts, FP_CRASHES);
+        assert_non_null(strstr(l.fault, f->cause));
         pv2_client_free(c);
 }
 
