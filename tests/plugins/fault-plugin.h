@@ -10,7 +10,7 @@
 #include "perflib.h"
 
 /* The faults, one per module (fault.c is built with -DFAULT=FP_...). */
-#define FP_SEGV         1       /* a NULL store in PERF_COLLECT_START */
+#define FP_SEGV         1       /* a store to a page it may not write, in PERF_COLLECT_START */
 #define FP_ABORT        2       /* abort() in PERF_COLLECT_START */
 #define FP_EXIT         3       /* exit(FP_EXIT_STATUS) in PERF_COLLECT_START */
 #define FP_STACK        4       /* unbounded recursion in PERF_COLLECT_START */

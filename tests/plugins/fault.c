@@ -68,13 +68,35 @@ static struct {
 
 static ULONGLONG referenced = FP_VALUE_REF;
 
-/* Read through volatile objects, so the compiler cannot see what they hold. */
-static int *volatile null_int;
+/* Read through a volatile object, so the compiler cannot see what it holds. */
 static void *volatile leaked;
 
+/*
+ * A page no access reaches (kept mapped, so that nothing readable lands
+ * there later); NULL if there is none.
+ */
+static void *no_access_page(void)
+{
+        static void *page;
+
+        if (!page) {
+                page = mmap(NULL, (size_t) sysconf(_SC_PAGESIZE), PROT_NONE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (page == MAP_FAILED)
+                        page = NULL;
+        }
+        return page;
+}
+
+/* A real fault: not through NULL, which UBSan would turn into an exit of its own. */
 static void segv(void)
 {
-        *null_int = 1;
+        volatile int *p = no_access_page();
+
+        if (p)
+                *p = 1;
+        else
+                abort();
 }
 
 /* Each frame is used after the call returns: no tail call turns this into a loop. */
@@ -160,19 +182,10 @@ static void *spin(void *arg)
         return arg;
 }
 
-/*
- * Where counter 2 points: its variable, or a page no access reaches (kept
- * mapped, so that nothing readable lands there later).
- */
+/* Where counter 2 points: its variable, or nowhere it can be read. */
 static void *ref_target(void)
 {
-        void *page;
-
-        if (FAULT != FP_BAD_REF)
-                return &referenced;
-        page = mmap(NULL, (size_t) sysconf(_SC_PAGESIZE), PROT_NONE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        return page == MAP_FAILED ? NULL : page;
+        return FAULT == FP_BAD_REF ? no_access_page() : &referenced;
 }
 
 static ULONG publish(HANDLE h)
