@@ -257,7 +257,7 @@ static void become_user(const char *user)
         if (!pw)
                 die(PLUGIN_HOST_EXIT_USAGE, "--user=%s: %s", user,
                     errno ? strerror(errno) : "no such user");
-        if (pw->pw_uid == geteuid() && pw->pw_gid == getegid())
+        if (pw->pw_uid == geteuid())
                 return;
         if (geteuid() != 0)
                 die(PLUGIN_HOST_EXIT_USAGE, "--user=%s: running as uid %u, which cannot "
@@ -483,40 +483,39 @@ static void announce(const char *runtime, struct pub_mark *before, int marked, c
         send_msg(0, "READY %s", name);
 }
 
-static void run(const struct perflib_plugin *d, const char *file, int sigfd)
+/*
+ * Starts the plugin, announces it and waits to stop it; the exit status.
+ * The services table is static: a thread the plugin failed to end may
+ * still log until exit.
+ */
+static int run(const struct perflib_plugin *d, const char *name, const char *runtime,
+               int sigfd)
 {
-        struct perflib_plugin_services svc = {
+        static struct perflib_plugin_services svc;
+        struct pub_mark before = { 0 };
+        void *state = NULL;
+        uint32_t status;
+        int marked;
+
+        svc = (struct perflib_plugin_services) {
                 .abi = PERFLIB_PLUGIN_ABI,
                 .size = sizeof(svc),
                 .log = svc_log,
+                .runtime_dir = runtime,
         };
-        struct pub_mark before = { 0 };
-        char *runtime = NULL, *name;
-        void *state = NULL;
-        uint32_t status;
-        int r;
-
-        name = pload_display_name(d->name, file);
-        if (!name)
-                refuse("out of memory");
-        /* Where the SDK puts this process's sockets: for a user, its own below the server's. */
-        r = pl_runtime_dir(&runtime);
-        if (r < 0)
-                die(EXIT_FAILURE, "runtime directory: %s", strerror(-r));
-        svc.runtime_dir = runtime;
-        r = pub_mark(runtime, &before);
+        marked = pub_mark(runtime, &before);
         status = d->start(&svc, &state);
+        if (status == 0)
+                announce(runtime, &before, marked, name);
+        pub_mark_done(&before);
         if (status != 0) {
                 send_msg(0, "FAILED %" PRIu32, status);
-                exit(PLUGIN_HOST_EXIT_FAILED);
+                return PLUGIN_HOST_EXIT_FAILED;
         }
-        announce(runtime, &before, r, name);
-        pub_mark_done(&before);
         wait_for_stop(sigfd);
         d->stop(state);
         send_msg(0, "STOPPED");
-        free(name);
-        free(runtime);
+        return 0;
 }
 
 /*
@@ -527,8 +526,10 @@ static void run(const struct perflib_plugin *d, const char *file, int sigfd)
  */
 int main(int argc, char **argv)
 {
+        const struct perflib_plugin *d;
         struct host_args a;
-        int sigfd;
+        char *runtime = NULL, *name;
+        int sigfd, r;
 
         parse_args(argc, argv, &a);
         check_fds();
@@ -539,6 +540,16 @@ int main(int argc, char **argv)
                 cap_memory(a.memory_max);
         catch_fatal();
         sigfd = block_stop_signals();
-        run(load_plugin(), a.file, sigfd);
-        return 0;
+        /* Where the SDK puts this process's sockets: for a user, its own below the server's. */
+        r = pl_runtime_dir(&runtime);
+        if (r < 0)
+                die(EXIT_FAILURE, "runtime directory: %s", strerror(-r));
+        d = load_plugin();
+        name = pload_display_name(d->name, a.file);
+        if (!name)
+                refuse("out of memory");
+        r = run(d, name, runtime, sigfd);
+        free(name);
+        free(runtime);
+        return r;
 }
