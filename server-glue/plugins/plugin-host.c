@@ -10,8 +10,8 @@
  * never start it by hand: it needs the supervisor's descriptors.
  *
  * Exit status: 0 after stop; PLUGIN_HOST_EXIT_REFUSED, _FAILED and _USAGE
- * as host-proto.h says (a --user that cannot be become, and a parent that
- * is already gone, count as usage: nothing about the plugin is known yet);
+ * as host-proto.h says (a --user it cannot become, and a parent already
+ * gone, count as usage: they are the supervisor's, not the plugin's);
  * 1 when the host cannot set itself up (libltdl, the runtime directory);
  * or the signal that ended the plugin.
  */
@@ -80,7 +80,11 @@ die(int status, const char *format, ...)
 
 /* ---- messages to the supervisor ---- */
 
-/* One datagram; flags 0 from the main thread, MSG_DONTWAIT from the plugin's. */
+/*
+ * One datagram.  The main thread's (flags 0) wait for room: they are the
+ * ones that must not be lost, and a supervisor that stops reading kills us
+ * anyway.  The plugin's threads pass MSG_DONTWAIT.
+ */
 static void __attribute__((format(printf, 2, 3))) send_msg(int flags, const char *format, ...)
 {
         char msg[PLUGIN_HOST_MSG_MAX + 1];
