@@ -77,11 +77,6 @@ struct daemon {
         struct pv2_budget *budget;      /* for requests being reassembled, shared */
 };
 
-/* ---- perflibd.c ---- */
-
-/* The counts in sd_notify's STATUS, now. */
-void daemon_status_update(struct daemon *d);
-
 /* ---- supervise.c: the plugins' options and their supervisor ---- */
 
 enum {
@@ -104,8 +99,11 @@ enum {
 int daemon_plugin_option(struct daemon *d, int opt, const char *name, const char *arg);
 /* After the options: the collect bound, the plugin configuration file (errors told). */
 int daemon_plugins_setup(struct daemon *d);
-/* Starts the supervisor on d->event, with the namespace set up. */
-void daemon_plugins_start(struct daemon *d);
+/*
+ * Starts the supervisor on d->event, with the namespace set up; changed(d)
+ * is called whenever a plugin changes state (for the status line).
+ */
+void daemon_plugins_start(struct daemon *d, void (*changed)(void *userdata));
 /* The plugin directory changed (inotify, SIGHUP). */
 void daemon_plugins_resync(struct daemon *d);
 /* Stops every host and frees the supervisor; idempotent. */

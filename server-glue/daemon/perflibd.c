@@ -664,7 +664,7 @@ static int listen_all(struct daemon *d)
 
 /* ---- status, signals, the loop ---- */
 
-void daemon_status_update(struct daemon *d)
+static void status_update(struct daemon *d)
 {
         size_t n_sets, n_provs;
 
@@ -690,9 +690,14 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
 
-        daemon_status_update(d);
+        status_update(d);
         sd_event_source_set_time(s, usec + 1000000);
         return 0;
+}
+
+static void plugins_changed(void *userdata)
+{
+        status_update(userdata);
 }
 
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -702,7 +707,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         sd_notify(0, "RELOADING=1");
         registry_load(d);
         daemon_plugins_resync(d);
-        daemon_status_update(d);
+        status_update(d);
         sd_notify(0, "READY=1");
         return 0;
 }
@@ -780,10 +785,10 @@ static int run(struct daemon *d)
         registry_load(d);
         /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);
-        daemon_plugins_start(d);
+        daemon_plugins_start(d, plugins_changed);
         if ((r = listen_all(d)) < 0)
                 return r;
-        daemon_status_update(d);
+        status_update(d);
         log_info("serving %zu countersets from %s (registry %s, plugins %s) on %s",
                  ns_count(d->ns), d->runtime_dir, d->registry_dir, d->plugin_dir,
                  d->socket_path ? d->socket_path : "sockets from systemd");

@@ -140,11 +140,6 @@ static void plugin_log(void *userdata, int priority, const char *file, const cha
                 log_subject_msg(priority, file, "%s", message);
 }
 
-static void plugins_changed(void *userdata)
-{
-        daemon_status_update(userdata);
-}
-
 static void missed_setup(struct daemon *d)
 {
         if (pipe2(d->missed_pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
@@ -196,11 +191,11 @@ static void wait_started(struct daemon *d)
         }
 }
 
-void daemon_plugins_start(struct daemon *d)
+void daemon_plugins_start(struct daemon *d, void (*changed)(void *userdata))
 {
         char *state = NULL;
         struct plugins_config cfg = {
-                .log = plugin_log, .changed = plugins_changed, .userdata = d,
+                .log = plugin_log, .changed = changed, .userdata = d,
                 .event = d->event, .host = d->plugin_host, .limits = &d->plugin_limits,
                 .conf = d->plugin_conf, .collect_timeout_ms = d->collect_timeout_ms,
         };

@@ -10,8 +10,8 @@
  * never start it by hand: it needs the supervisor's descriptors.
  *
  * Exit status: 0 after stop; PLUGIN_HOST_EXIT_REFUSED, _FAILED and _USAGE
- * as host-proto.h says (a --user that cannot be become, and a parent that
- * is already gone, count as usage: nothing about the plugin is known yet);
+ * as host-proto.h says (a --user it cannot become, and a parent already
+ * gone, count as usage: they are the supervisor's, not the plugin's);
  * 1 when the host cannot set itself up (libltdl, the runtime directory);
  * or the signal that ended the plugin.
  */
@@ -80,7 +80,11 @@ die(int status, const char *format, ...)
 
 /* ---- messages to the supervisor ---- */
 
-/* One datagram; flags 0 from the main thread, MSG_DONTWAIT from the plugin's. */
+/*
+ * One datagram.  The main thread's (flags 0) wait for room: they are the
+ * ones that must not be lost, and a supervisor that stops reading kills us
+ * anyway.  The plugin's threads pass MSG_DONTWAIT.
+ */
 static void __attribute__((format(printf, 2, 3))) send_msg(int flags, const char *format, ...)
 {
         char msg[PLUGIN_HOST_MSG_MAX + 1];
@@ -257,7 +261,7 @@ static void become_user(const char *user)
         if (!pw)
                 die(PLUGIN_HOST_EXIT_USAGE, "--user=%s: %s", user,
                     errno ? strerror(errno) : "no such user");
-        if (pw->pw_uid == geteuid() && pw->pw_gid == getegid())
+        if (pw->pw_uid == geteuid())
                 return;
         if (geteuid() != 0)
                 die(PLUGIN_HOST_EXIT_USAGE, "--user=%s: running as uid %u, which cannot "
@@ -483,42 +487,41 @@ static void announce(const char *runtime, struct pub_mark *before, int marked, c
         send_msg(0, "READY %s", name);
 }
 
-static void run(const struct perflib_plugin *d, const char *file, int sigfd)
+/*
+ * Starts the plugin, announces it and waits to stop it; the exit status.
+ * The services table is static: a thread the plugin failed to end may
+ * still log until exit.
+ */
+static int run(const struct perflib_plugin *d, const char *name, const char *runtime,
+               int sigfd)
 {
-        struct perflib_plugin_services svc = {
+        static struct perflib_plugin_services svc;
+        struct pub_mark before = { 0 };
+        void *state = NULL;
+        uint32_t status;
+        int marked;
+
+        svc = (struct perflib_plugin_services) {
                 .abi = PERFLIB_PLUGIN_ABI,
                 .size = sizeof(svc),
                 .log = svc_log,
+                .runtime_dir = runtime,
         };
-        struct pub_mark before = { 0 };
-        char *runtime = NULL, *name;
-        void *state = NULL;
-        uint32_t status;
-        int r;
-
-        name = pload_display_name(d->name, file);
-        if (!name)
-                refuse("out of memory");
-        /* Where the SDK puts this process's sockets: for a user, its own below the server's. */
-        r = pl_runtime_dir(&runtime);
-        if (r < 0)
-                die(EXIT_FAILURE, "runtime directory: %s", strerror(-r));
-        svc.runtime_dir = runtime;
         /* Before start: what start logs is tagged with the plugin's name. */
         send_msg(0, "NAME %s", name);
-        r = pub_mark(runtime, &before);
+        marked = pub_mark(runtime, &before);
         status = d->start(&svc, &state);
+        if (status == 0)
+                announce(runtime, &before, marked, name);
+        pub_mark_done(&before);
         if (status != 0) {
                 send_msg(0, "FAILED %" PRIu32, status);
-                exit(PLUGIN_HOST_EXIT_FAILED);
+                return PLUGIN_HOST_EXIT_FAILED;
         }
-        announce(runtime, &before, r, name);
-        pub_mark_done(&before);
         wait_for_stop(sigfd);
         d->stop(state);
         send_msg(0, "STOPPED");
-        free(name);
-        free(runtime);
+        return 0;
 }
 
 /*
@@ -529,8 +532,10 @@ static void run(const struct perflib_plugin *d, const char *file, int sigfd)
  */
 int main(int argc, char **argv)
 {
+        const struct perflib_plugin *d;
         struct host_args a;
-        int sigfd;
+        char *runtime = NULL, *name;
+        int sigfd, r;
 
         parse_args(argc, argv, &a);
         check_fds();
@@ -541,6 +546,16 @@ int main(int argc, char **argv)
                 cap_memory(a.memory_max);
         catch_fatal();
         sigfd = block_stop_signals();
-        run(load_plugin(), a.file, sigfd);
-        return 0;
+        /* Where the SDK puts this process's sockets: for a user, its own below the server's. */
+        r = pl_runtime_dir(&runtime);
+        if (r < 0)
+                die(EXIT_FAILURE, "runtime directory: %s", strerror(-r));
+        d = load_plugin();
+        name = pload_display_name(d->name, a.file);
+        if (!name)
+                refuse("out of memory");
+        r = run(d, name, runtime, sigfd);
+        free(name);
+        free(runtime);
+        return r;
 }

@@ -35,12 +35,13 @@
 
 #include "host-proto.h"
 #include "plugin-image.h"
+#include "plugin-load.h"
 #include "plugin-proc.h"
 #include "plugin-pub.h"
 #include "plugins.h"
 
-/* A plugin's name is for logs: anything longer is cut. */
-#define NAME_MAX_LEN    64
+/* A plugin's name is for logs: anything longer is cut (plugin-load.h). */
+#define NAME_MAX_LEN    PLOAD_NAME_MAX
 /* One log line, the plugin's text included; a longer one is cut. */
 #define LOG_LINE_MAX    2048
 /*
@@ -536,13 +537,8 @@ static void msg_log(struct plugin *e, const char *arg)
 
         if (end == arg || *end != ' ')
                 return;
-        /*
-         * The facility is the server's, and a plugin may not raise alarms
-         * on every terminal (journald wall(1)s LOG_EMERG).
-         */
-        priority &= LOG_PRIMASK;
-        if (priority < LOG_CRIT)
-                priority = LOG_CRIT;
+        /* The host clamps it too, but plugin code runs there. */
+        priority = pload_priority((int) priority);
         emit(e->owner, (int) priority, e->file, "plugin %s (%s): %s", display_name(e, buf),
              e->file, end + 1);
 }
@@ -590,7 +586,7 @@ static void msg_ready(struct plugin *e, const char *arg)
         if (e->state != PLUGIN_STARTING || e->ready_held)
                 return;
         free(e->name);
-        e->name = strndup(*arg ? arg : "?", NAME_MAX_LEN);
+        e->name = pload_display_name(arg, e->file);
         free(e->pubs);
         e->pubs = e->new_pubs;
         e->n_pubs = e->n_new_pubs;
@@ -608,7 +604,7 @@ static void msg_name(struct plugin *e, const char *arg)
 {
         char *name;
 
-        if (e->state != PLUGIN_STARTING || !*arg || !(name = strndup(arg, NAME_MAX_LEN)))
+        if (e->state != PLUGIN_STARTING || !(name = pload_display_name(arg, e->file)))
                 return;
         free(e->name);
         e->name = name;
