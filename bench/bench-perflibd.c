@@ -257,7 +257,7 @@ static unsigned calls_of(const struct shape *s)
         return iterations ? iterations : quick ? s->iterations / 10 + 1 : s->iterations;
 }
 
-/* Prints name-p50 and name-p99 of the n timings t (sorted here); the p50 in *ret_p50, p99 in *ret_p99. */
+/* Prints name-p50 and name-p99 of the n timings t (sorted here), also in *ret_p50 and *ret_p99. */
 static void print_percentiles(const char *name, double *t, unsigned n, double *ret_p50,
                               double *ret_p99)
 {
@@ -394,9 +394,10 @@ static bool find_plugin_host(void)
 
 /*
  * Issue 16's figures: 1,000 instances x 1 counter served from a plugin
- * host and from a provider process by one perflibd, then a query that
- * forces a collect round trip (PERF_COLLECT_START and END to a callback)
- * to each.
+ * host and from a provider process by one perflibd, one of their
+ * instances, then a query of one value that forces a collect round trip
+ * (PERF_COLLECT_START and END to a callback) to each: the difference of
+ * the last two is what the round trips cost.
  */
 static void plugins(void)
 {
@@ -409,14 +410,18 @@ static void plugins(void)
         static const struct shape query[2] = {
                 { "1000x1", BENCH_PLUGIN_INSTANCES, 1, 1, "*", 1000, NULL },
                 { "1000x1", BENCH_PLUGIN_INSTANCES, 1, 1, "*", 1000, &plugin_cset },
+        }, one[2] = {
+                { "1-value", BENCH_PLUGIN_INSTANCES, 1, 1, "i0", 1000, NULL },
+                { "1-value", BENCH_PLUGIN_INSTANCES, 1, 1, "i0", 1000, &plugin_cset },
         }, collect[2] = {
                 { "1-value", 1, 1, 1, "i0", 1000, &cb.cset },
                 { "1-value", 1, 1, 1, "i0", 1000, &plugin_cb_cset },
         };
         static const char *const from[2] = { "process", "host" };
         const struct shape *queries[2] = { &query[0], &query[1] };
+        const struct shape *ones[2] = { &one[0], &one[1] };
         const struct shape *collects[2] = { &collect[0], &collect[1] };
-        struct pv2_handle h[4];
+        struct pv2_handle h[6];
         struct pv2_client *c;
         int wfd[2];
         pid_t p[2];
@@ -435,15 +440,18 @@ static void plugins(void)
         c = start_server();
         if (du_wait_listed(c, &plugin_cset, true, 10000) < 0 ||
             du_wait_listed(c, &plugin_cb_cset, true, 10000) < 0 ||
-            du_wait_listed(c, &cset, true, 10000) < 0 || du_wait_listed(c, &cb.cset, true, 10000) < 0)
+            du_wait_listed(c, &cset, true, 10000) < 0 ||
+            du_wait_listed(c, &cb.cset, true, 10000) < 0)
                 die("perflibd does not serve the bench plugin and the providers");
         for (unsigned j = 0; j < 2; j++) {
                 open_query(c, &query[j], &h[j]);
-                open_query(c, &collect[j], &h[2 + j]);
+                open_query(c, &one[j], &h[2 + j]);
+                open_query(c, &collect[j], &h[4 + j]);
         }
         printf("# plugin: unpinned, one perflibd serving both\n");
         time_pair(c, queries, &h[0], "plugin-query-1000x1", from);
-        time_pair(c, collects, &h[2], "plugin-collect-round-trip", from);
+        time_pair(c, ones, &h[2], "plugin-query-1-value", from);
+        time_pair(c, collects, &h[4], "plugin-collect-round-trip", from);
         pv2_client_free(c);
         du_stop(&srv);
         /* The second provider holds a copy of the first one's pipe: close both, then wait. */
