@@ -450,16 +450,16 @@ static void check_fault_log(const struct fault *f)
 static void one_fault(void **state)
 {
         const struct fault *f = *state;
-                struct pv2_client *c = start_with(f->name);
+        struct pv2_client *c = start_with(f->name);
         double worst = 0;
         long rss0, rss1;
         unsigned served;
 
         /* Warm: the fault plugin's host runs, every connection is made. */
         good_start(&good);
-        (void) fault_served(c, f, 1, &worst);
+        served = fault_served(c, f, 1, &worst);
         rss0 = du_status_kib(srv.pid, "VmRSS");
-        served = drive_fault(c, f, faults_wanted());
+        served += drive_fault(c, f, faults_wanted());
         /* Down until its restart, which is --plugin-restart-min away. */
         assert_false(fault_served(c, f, 2, &worst));
         await_restart(c, f);
@@ -514,7 +514,7 @@ static void crash_first_comes_back(void **state)
 {
         const struct fault *f = &crash_first;
         double end, worst = 0;
-                struct pv2_client *c;
+        struct pv2_client *c;
         struct listed l;
         pid_t host = 0;
 
