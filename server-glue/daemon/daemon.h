@@ -66,6 +66,7 @@ struct daemon {
         unsigned collect_timeout_ms;    /* the collect bound */
         bool list_plugins;              /* --list-plugins: print the table and exit */
         int missed_pipe[2];             /* the namespace's missed deadlines, to the loop */
+        char last_status[256];          /* the STATUS= last sent */
         sd_event_source *missed_src;
 
         /* Client connections, each served by a thread of its own (conn.c). */

@@ -664,8 +664,14 @@ static int listen_all(struct daemon *d)
 
 /* ---- status, signals, the loop ---- */
 
+/*
+ * Said to the service manager only when it changed: the tick runs every
+ * second, and a notify socket nobody drains for a while (systemd's never
+ * is, a test's may be) must not fill with copies and hold up the watchdog.
+ */
 static void status_update(struct daemon *d)
 {
+        char status[256];
         size_t n_sets, n_provs;
 
         ns_lock(d->ns);
@@ -673,12 +679,16 @@ static void status_update(struct daemon *d)
         n_sets = ns_count(d->ns);
         n_provs = ns_providers(d->ns);
         ns_unlock(d->ns);
-        sd_notifyf(0, "STATUS=%zu countersets, %zu providers, %zu plugins running "
-                   "(%zu restarting, %zu given up), %zu clients",
-                   n_sets, n_provs, plugins_count(d->plugins, PLUGIN_RUNNING),
-                   plugins_count(d->plugins, PLUGIN_RESTARTING),
-                   plugins_count(d->plugins, PLUGIN_FAILED),
-                   __atomic_load_n(&d->n_clients, __ATOMIC_RELAXED));
+        snprintf(status, sizeof(status), "STATUS=%zu countersets, %zu providers, "
+                 "%zu plugins running (%zu restarting, %zu given up), %zu clients",
+                 n_sets, n_provs, plugins_count(d->plugins, PLUGIN_RUNNING),
+                 plugins_count(d->plugins, PLUGIN_RESTARTING),
+                 plugins_count(d->plugins, PLUGIN_FAILED),
+                 __atomic_load_n(&d->n_clients, __ATOMIC_RELAXED));
+        if (strcmp(status, d->last_status) == 0)
+                return;
+        snprintf(d->last_status, sizeof(d->last_status), "%s", status);
+        sd_notify(0, status);
 }
 
 /*

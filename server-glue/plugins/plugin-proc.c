@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,40 @@ static int spawn_actions(posix_spawn_file_actions_t *fa, int image, int status)
         return 0;
 }
 
+/*
+ * Whether an environment entry is perflibd's own business with the
+ * service manager: a host (plugin code) must not speak for perflibd.
+ */
+static bool managers_entry(const char *e)
+{
+        static const char *const names[] = {
+                "NOTIFY_SOCKET=", "WATCHDOG_USEC=", "WATCHDOG_PID=", "LISTEN_FDS=",
+                "LISTEN_PID=", "LISTEN_FDNAMES=",
+        };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (strncmp(e, names[i], strlen(names[i])) == 0)
+                        return true;
+        return false;
+}
+
+/* Our environment without the service manager's entries; the array is malloc'd. */
+static char **host_environment(void)
+{
+        size_t n = 0, k = 0;
+        char **env;
+
+        while (environ[n])
+                n++;
+        env = calloc(n + 1, sizeof(*env));
+        if (!env)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!managers_entry(environ[i]))
+                        env[k++] = environ[i];
+        return env;
+}
+
 static int spawn_host(const char *host, char **argv, int image, int status, pid_t *ret)
 {
         posix_spawn_file_actions_t fa;
@@ -85,8 +120,12 @@ static int spawn_host(const char *host, char **argv, int image, int status, pid_
                 sigfillset(&all);
                 r = posix_spawnattr_setsigdefault(&attr, &all);
         }
-        if (!r)
-                r = posix_spawn(ret, host, &fa, &attr, argv, environ);
+        if (!r) {
+                char **env = host_environment();
+
+                r = env ? posix_spawn(ret, host, &fa, &attr, argv, env) : ENOMEM;
+                free(env);
+        }
         posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&fa);
         return -r;
