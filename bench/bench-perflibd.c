@@ -15,6 +15,7 @@
  *
  * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
  *                       [--shape NAME] [--iterations N] [--attack] [--readers]
+ *                       [--plugin]
  *        (from the build directory)
  *
  * --shape runs one shape only (same-cpu placement, no memory figures, no
@@ -33,6 +34,11 @@
  * resident size with one client, then eight at once, reading a counterset
  * of 1,000,000 instances, and how many of their calls --query-memory
  * refused.
+ *
+ * --plugin runs only issue 16's figures, also part of a full run: the
+ * 1000x1 query served from a plugin host (bench-plugin.so) beside the same
+ * from a provider process, and a query that forces a collect round trip
+ * to a callback of each, one perflibd serving all four.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -52,6 +58,7 @@
 #include <unistd.h>
 
 #include "perflib.h"
+#include "bench-publish.h"
 #include "daemonutil.h"
 #include "perflibv2.h"
 
@@ -73,6 +80,7 @@ struct shape {
         uint32_t counter_id;            /* what the query adds: an id or 0xFFFFFFFF */
         const char *instance;           /* "i0" or "*" */
         unsigned iterations;
+        const GUID *cset;               /* NULL: the provider process's, cset */
 };
 
 static double now_us(void)
@@ -89,42 +97,14 @@ static void die(const char *what)
         exit(1);
 }
 
-struct provider_shape {
-        uint32_t n, counters;
-};
-
-/* The provider's child: instances i0..iN-1 of counters 1..C (64-bit), then waits for EOF on fd. */
+/* The provider's child: publishes the bench_shape arg, then waits for EOF on fd. */
 static void provider(int ready, int fd, void *arg)
 {
-        const struct provider_shape *ps = arg;
-        size_t size = sizeof(PERF_COUNTERSET_INFO) + ps->counters * sizeof(PERF_COUNTER_INFO);
-        PPERF_COUNTERSET_INFO t = calloc(1, size);
-        PPERF_COUNTER_INFO ci = (PPERF_COUNTER_INFO) (t + 1);
         HANDLE h;
         char c;
 
-        if (!t)
-                _exit(1);
-        t->CounterSetGuid = cset;
-        t->ProviderGuid = prov;
-        t->NumCounters = ps->counters;
-        t->InstanceType = PERF_COUNTERSET_MULTI_INSTANCES;
-        for (uint32_t i = 0; i < ps->counters; i++)
-                ci[i] = (PERF_COUNTER_INFO){ .CounterId = i + 1, .Size = 8,
-                        .Type = PERF_COUNTER_BULK_COUNT, .DetailLevel = PERF_DETAIL_NOVICE };
-        if (PerfStartProvider(&prov, NULL, &h) != ERROR_SUCCESS ||
-            PerfSetCounterSetInfo(h, t, (ULONG) size) != ERROR_SUCCESS)
+        if (bench_publish(arg, &h) != ERROR_SUCCESS)
                 _exit(2);
-        for (uint32_t i = 0; i < ps->n; i++) {
-                char name[32];
-
-                snprintf(name, sizeof(name), "i%u", i);
-                PPERF_COUNTERSET_INSTANCE in = PerfCreateInstanceUtf8(h, &cset, name, i);
-                if (!in)
-                        _exit(3);
-                for (uint32_t k = 0; k < ps->counters; k++)
-                        PerfSetULongLongCounterValue(h, in, k + 1, (ULONGLONG) i * k);
-        }
         if (write(ready, "r", 1) != 1)
                 _exit(4);
         while (read(fd, &c, 1) > 0)
@@ -133,14 +113,21 @@ static void provider(int ready, int fd, void *arg)
         _exit(0);
 }
 
-static pid_t start_provider(uint32_t n, uint32_t counters, int *ret_wfd)
+static pid_t start_shape(const struct bench_shape *bs, int *ret_wfd)
 {
-        struct provider_shape ps = { n, counters };
-        pid_t pid = du_spawn_provider(provider, &ps, ret_wfd);
+        pid_t pid = du_spawn_provider(provider, (void *) bs, ret_wfd);
 
         if (pid < 0)
                 die("the provider did not start");
         return pid;
+}
+
+/* A provider process of prov and cset: instances i0..iN-1 of counters 1..C. */
+static pid_t start_provider(uint32_t n, uint32_t counters, int *ret_wfd)
+{
+        struct bench_shape bs = { prov, cset, n, counters, NULL };
+
+        return start_shape(&bs, ret_wfd);
 }
 
 /* A fresh perflibd on srv's directories, answering: its pid in srv.pid. */
@@ -187,7 +174,7 @@ static void open_query(struct pv2_client *c, const struct shape *s, struct pv2_h
         uint32_t any = 0xFFFFFFFFu;       /* InstanceId: match by name only */
         size_t n = strlen(s->instance) + 1, size = (40 + 2 * n + 7) & ~(size_t) 7;
 
-        memcpy(id, &cset, 16);
+        memcpy(id, s->cset ? s->cset : &cset, 16);
         id[20] = (uint8_t) size;
         memcpy(id + 24, &s->counter_id, 4);
         memcpy(id + 28, &any, 4);
@@ -249,32 +236,60 @@ static void touch_rundir(unsigned i)
         unlink(path);
 }
 
+/* One QueryCounterData, its reply checked: its microseconds, its size in *ret_size. */
+static double timed_query(struct pv2_client *c, const struct pv2_handle *h,
+                          const struct shape *s, uint32_t *ret_size)
+{
+        struct pv2_out o = { 0 };
+        double t0 = now_us(), us;
+
+        if (pv2_query_counter_data(c, h, 1u << 30, &o) != ERROR_SUCCESS)
+                die("QueryCounterData failed");
+        us = now_us() - t0;
+        check_reply(&o, s);
+        *ret_size = o.out_size;
+        pv2_out_done(&o);
+        return us;
+}
+
+static unsigned calls_of(const struct shape *s)
+{
+        return iterations ? iterations : quick ? s->iterations / 10 + 1 : s->iterations;
+}
+
+/* Prints name-p50 and name-p99 of the n timings t (sorted here), also in *ret_p50 and *ret_p99. */
+static void print_percentiles(const char *name, double *t, unsigned n, double *ret_p50,
+                              double *ret_p99)
+{
+        qsort(t, n, sizeof(*t), cmp_double);
+        *ret_p50 = t[n / 2];
+        *ret_p99 = t[(size_t) (n * 0.99)];
+        printf("%s-p50: %.1f us\n", name, *ret_p50);
+        printf("%s-p99: %.1f us\n", name, *ret_p99);
+}
+
 /* Times QueryCounterData; prints p50 and p99 in microseconds. */
 static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
                          const struct shape *s, const char *placement)
 {
-        unsigned n = iterations ? iterations : quick ? s->iterations / 10 + 1 : s->iterations;
-        double *t = malloc(n * sizeof(*t));
+        unsigned n = calls_of(s);
+        double *t = malloc(n * sizeof(*t)), p50, p99;
+        char name[128];
         uint32_t size = 0;
 
+        if (!t)
+                die("out of memory");
         for (unsigned i = 0; i < n + 10; i++) {
-                struct pv2_out o = { 0 };
-                double t0;
+                double us;
 
                 if (churn)
                         touch_rundir(i);
-                t0 = now_us();
-                if (pv2_query_counter_data(c, h, 1u << 30, &o) != ERROR_SUCCESS)
-                        die("QueryCounterData failed");
+                us = timed_query(c, h, s, &size);
                 if (i >= 10)    /* the first calls warm caches and the namespace */
-                        t[i - 10] = now_us() - t0;
-                check_reply(&o, s);
-                size = o.out_size;
-                pv2_out_done(&o);
+                        t[i - 10] = us;
         }
-        qsort(t, n, sizeof(*t), cmp_double);
-        printf("query-%s-%s-p50: %.1f us\n", s->name, placement, t[n / 2]);
-        printf("query-%s-%s-p99: %.1f us\n", s->name, placement, t[(size_t) (n * 0.99)]);
+        snprintf(name, sizeof(name), "query-%s-%s", s->name, placement);
+        print_percentiles(name, t, n, &p50, &p99);
         printf("# query-%s: %u calls, %u bytes of counter data each\n", s->name, n, size);
         free(t);
 }
@@ -303,7 +318,7 @@ static void run_shape(const struct shape *s, int ncpu)
 /* perflibd's resident size idle, and while serving 100,000 instances. */
 static void memory(void)
 {
-        static const struct shape big = { "100000x1", 100000, 1, 1, "*", 3 };
+        static const struct shape big = { "100000x1", 100000, 1, 1, "*", 3, NULL };
         struct pv2_handle h;
         struct pv2_client *c;
         pid_t p;
@@ -324,6 +339,127 @@ static void memory(void)
         du_stop(&srv);
         close(wfd);
         waitpid(p, NULL, 0);
+}
+
+/*
+ * Times a and b alternately (each first every other time, so that both see
+ * the same machine), as prefix-na and prefix-nb, and prints b's p50 and p99
+ * over a's.
+ */
+static void time_pair(struct pv2_client *c, const struct shape *s[2],
+                      const struct pv2_handle h[2], const char *prefix,
+                      const char *const names[2])
+{
+        unsigned n = calls_of(s[0]);
+        double *t[2] = { malloc(n * sizeof(double)), malloc(n * sizeof(double)) };
+        double p50[2], p99[2];
+        char name[128];
+        uint32_t size;
+
+        if (!t[0] || !t[1])
+                die("out of memory");
+        for (unsigned i = 0; i < n + 10; i++)
+                for (unsigned k = 0; k < 2; k++) {
+                        unsigned j = (i + k) % 2;
+                        double us = timed_query(c, &h[j], s[j], &size);
+
+                        if (i >= 10)
+                                t[j][i - 10] = us;
+                }
+        for (unsigned j = 0; j < 2; j++) {
+                snprintf(name, sizeof(name), "%s-%s", prefix, names[j]);
+                print_percentiles(name, t[j], n, &p50[j], &p99[j]);
+                free(t[j]);
+        }
+        printf("%s-ratio-p50: %.2f\n", prefix, p50[1] / p50[0]);
+        printf("%s-ratio-p99: %.2f\n", prefix, p99[1] / p99[0]);
+        printf("# %s: %u calls each, %s and %s alternating\n", prefix, n, names[0], names[1]);
+}
+
+/* The plugin host perflibd is to start: $PERFLIB_PLUGIN_HOST, else the build tree's. */
+static bool find_plugin_host(void)
+{
+        char *host;
+
+        if (getenv("PERFLIB_PLUGIN_HOST"))
+                return access(getenv("PERFLIB_PLUGIN_HOST"), X_OK) == 0;
+        host = realpath("server-glue/plugins/perflib-plugin-host", NULL);
+        if (!host || access(host, X_OK) < 0 || setenv("PERFLIB_PLUGIN_HOST", host, 1) < 0) {
+                free(host);
+                return false;
+        }
+        free(host);
+        return true;
+}
+
+/*
+ * Issue 16's figures: 1,000 instances x 1 counter served from a plugin
+ * host and from a provider process by one perflibd, one of their
+ * instances, then a query of one value that forces a collect round trip
+ * (PERF_COLLECT_START and END to a callback) to each: the difference of
+ * the last two is what the round trips cost.
+ */
+static void plugins(void)
+{
+        static const GUID plugin_cset = BENCH_PLUGIN_CSET, plugin_cb_cset = BENCH_PLUGIN_CB_CSET;
+        static const struct bench_shape cb = {
+                { 0xbe2c0005, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } },
+                { 0xbe2c0006, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } },
+                1, 1, bench_answer,
+        };
+        static const struct shape query[2] = {
+                { "1000x1", BENCH_PLUGIN_INSTANCES, 1, 1, "*", 1000, NULL },
+                { "1000x1", BENCH_PLUGIN_INSTANCES, 1, 1, "*", 1000, &plugin_cset },
+        }, one[2] = {
+                { "1-value", BENCH_PLUGIN_INSTANCES, 1, 1, "i0", 1000, NULL },
+                { "1-value", BENCH_PLUGIN_INSTANCES, 1, 1, "i0", 1000, &plugin_cset },
+        }, collect[2] = {
+                { "1-value", 1, 1, 1, "i0", 1000, &cb.cset },
+                { "1-value", 1, 1, 1, "i0", 1000, &plugin_cb_cset },
+        };
+        static const char *const from[2] = { "process", "host" };
+        const struct shape *queries[2] = { &query[0], &query[1] };
+        const struct shape *ones[2] = { &one[0], &one[1] };
+        const struct shape *collects[2] = { &collect[0], &collect[1] };
+        struct pv2_handle h[6];
+        struct pv2_client *c;
+        int wfd[2];
+        pid_t p[2];
+
+        if (!find_plugin_host() || access("bench/.libs/bench-plugin.so", R_OK) < 0) {
+                printf("# plugin: the plugin host or bench/.libs/bench-plugin.so not built, "
+                       "skipped\n");
+                return;
+        }
+        /* Run as root, the host runs as nobody, who publishes below users/. */
+        if (chmod(rundir, 0755) < 0 ||
+            du_run("cp bench/.libs/bench-plugin.so '%s/'", srv.plugins) != 0)
+                die("cannot install the bench plugin");
+        p[0] = start_provider(BENCH_PLUGIN_INSTANCES, 1, &wfd[0]);
+        p[1] = start_shape(&cb, &wfd[1]);
+        c = start_server();
+        if (du_wait_listed(c, &plugin_cset, true, 10000) < 0 ||
+            du_wait_listed(c, &plugin_cb_cset, true, 10000) < 0 ||
+            du_wait_listed(c, &cset, true, 10000) < 0 ||
+            du_wait_listed(c, &cb.cset, true, 10000) < 0)
+                die("perflibd does not serve the bench plugin and the providers");
+        for (unsigned j = 0; j < 2; j++) {
+                open_query(c, &query[j], &h[j]);
+                open_query(c, &one[j], &h[2 + j]);
+                open_query(c, &collect[j], &h[4 + j]);
+        }
+        printf("# plugin: unpinned, one perflibd serving both\n");
+        time_pair(c, queries, &h[0], "plugin-query-1000x1", from);
+        time_pair(c, ones, &h[2], "plugin-query-1-value", from);
+        time_pair(c, collects, &h[4], "plugin-collect-round-trip", from);
+        pv2_client_free(c);
+        du_stop(&srv);
+        /* The second provider holds a copy of the first one's pipe: close both, then wait. */
+        close(wfd[0]);
+        close(wfd[1]);
+        waitpid(p[0], NULL, 0);
+        waitpid(p[1], NULL, 0);
+        (void) du_run("rm -f '%s'/*.so", srv.plugins);
 }
 
 #define N_READERS 8
@@ -404,7 +540,7 @@ static void run_readers(const struct shape *s, unsigned n, unsigned calls)
  */
 static void readers(void)
 {
-        static const struct shape big = { "1000000x1", BIG_INSTANCES, 1, 1, "*", 0 };
+        static const struct shape big = { "1000000x1", BIG_INSTANCES, 1, 1, "*", 0, NULL };
         unsigned calls = quick ? 3 : 10;
         struct pv2_client *c;
         pid_t p;
@@ -467,7 +603,7 @@ static void flood(int *fds)
 
 static void attack(void)
 {
-        static const struct shape s = { "1000x1", 1000, 1, 1, "*", 1000 };
+        static const struct shape s = { "1000x1", 1000, 1, 1, "*", 1000, NULL };
         static struct pv2_client *idle[N_IDLE];
         int hung[N_HUNG], flooders[N_FLOOD], wfd;
         pid_t p = start_provider(s.instances, s.counters, &wfd);
@@ -509,10 +645,10 @@ static void attack(void)
 int main(int argc, char **argv)
 {
         static const struct shape shapes[] = {
-                { "1-value", 1, 1, 1, "i0", 5000 },
-                { "1000x1", 1000, 1, 1, "*", 1000 },
-                { "1000x16", 1000, 16, 0xFFFFFFFFu, "*", 300 },
-                { "10000x1", 10000, 1, 1, "*", 200 },
+                { "1-value", 1, 1, 1, "i0", 5000, NULL },
+                { "1000x1", 1000, 1, 1, "*", 1000, NULL },
+                { "1000x16", 1000, 16, 0xFFFFFFFFu, "*", 300, NULL },
+                { "10000x1", 10000, 1, 1, "*", 200, NULL },
         };
         int ncpu = (int) sysconf(_SC_NPROCESSORS_ONLN);
         char cmd[4200];
@@ -533,13 +669,15 @@ int main(int argc, char **argv)
                         only = "attack";
                 else if (strcmp(argv[i], "--readers") == 0)
                         only = "readers";
+                else if (strcmp(argv[i], "--plugin") == 0)
+                        only = "plugin";
                 else {
                         bool help = strcmp(argv[i], "--help") == 0;
 
                         fprintf(help ? stdout : stderr,
                                 "usage: bench-perflibd [--quick] [--perflibd PATH] "
                                 "[--pmcd-bench PATH] [--shape NAME] [--iterations N] [--attack]\n"
-                                "       [--readers]\n"
+                                "       [--readers] [--plugin]\n"
                                 "shapes: 1-value 1000x1 1000x16 10000x1\n");
                         return help ? 0 : 2;
                 }
@@ -554,6 +692,8 @@ int main(int argc, char **argv)
                 attack();
         if (only && strcmp(only, "readers") == 0)
                 readers();
+        if (only && strcmp(only, "plugin") == 0)
+                plugins();
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
                 if (!only || strcmp(only, shapes[i].name) == 0)
                         run_shape(&shapes[i], ncpu);
@@ -561,6 +701,7 @@ int main(int argc, char **argv)
                 snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
                 return system(cmd) == 0 ? 0 : 1;
         }
+        plugins();
         memory();
         readers();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);

@@ -342,7 +342,7 @@ int du_value_of(struct pv2_client *c, const GUID *g, const char *inst, uint32_t 
         size_t n = strlen(inst) + 1, size = (40 + 2 * n + 7) & ~(size_t) 7;
         struct pv2_out o = { 0 };
         uint64_t v = UINT64_MAX;
-        uint8_t ids[64] = { 0 };
+        uint8_t ids[128] = { 0 };
         struct pv2_handle h;
         int r = -EIO;
 

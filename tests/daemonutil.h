@@ -71,7 +71,8 @@ int du_wait_listed(struct pv2_client *c, const GUID *g, bool listed, int timeout
  * Counter `counter` (8 bytes) of instance inst (ASCII) of g, through a query
  * handle of its own: *ret_value is the first block's value, or UINT64_MAX
  * when its status is not success (an instance that is not served may have
- * no block at all).  0, or -EIO when a call failed.
+ * no block at all).  0, -EIO when a call failed, -EINVAL for a name longer
+ * than 43 characters.
  */
 int du_value_of(struct pv2_client *c, const GUID *g, const char *inst, uint32_t counter,
                 uint64_t *ret_value);
