@@ -173,6 +173,9 @@ static int serve(struct pl_provider *p, int fd)
         }
 }
 
+/* What a thread's own faults raise, synchronously. */
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
+
 /*
  * The client list lives in the provider, under its lock, so that a forked
  * child can close every connection it inherited (see pl_service_forget).
@@ -250,9 +253,17 @@ int pl_service_start(struct pl_provider *p, const char *dir)
         if (r < 0)
                 return r;
         p->leftover_slot = pl_leftover_remember(p->sock_path);
-        /* Signals are the application's business: keep them off our thread. */
+        /*
+         * Signals are the application's business: keep them off our thread.
+         * But not the ones our thread's own faults raise (in a collect
+         * callback, a reference read): blocked, the kernel would kill the
+         * process with the default action, past the application's handler
+         * (a crash reporter, perflib-plugin-host's).
+         */
         sigset_t all, old;
         sigfillset(&all);
+        for (size_t i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+                sigdelset(&all, fault_signals[i]);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         r = -pthread_create(&p->thread, NULL, service_main, p);
         pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -752,8 +752,13 @@ static int setup_loop(struct daemon *d)
 
 static void daemon_done(struct daemon *d)
 {
-        conns_stop(d);
+        /*
+         * Hosts first: a request waiting on a hung plugin's collect ends when
+         * its host does, so SIGTERM ends everything within the stop grace,
+         * whatever the collect deadline.
+         */
         daemon_plugins_done(d);
+        conns_stop(d);
         if (d->socket_path)
                 unlink(d->socket_path);
         sd_event_unref(d->event);

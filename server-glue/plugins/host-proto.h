@@ -43,8 +43,9 @@
  *                                exits with PLUGIN_HOST_EXIT_FAILED
  *      "FATAL <signo> <cause>"   from the host's handler of a fatal signal,
  *                                just before the signal ends it; cause is
- *                                "memory" when its data was at its memory
- *                                limit (so the signal followed an allocation
+ *                                "memory" when its data was near its memory
+ *                                limit (an eighth of it, 16 MiB at least: the
+ *                                signal most likely followed an allocation
  *                                that failed), else "-"
  *      "STOPPED"                 stop returned after SIGTERM; exit 0 follows
  *

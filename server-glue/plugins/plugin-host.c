@@ -358,11 +358,20 @@ static void on_fatal(int signo, siginfo_t *info, void *context)
         char msg[32] = "FATAL ", digits[12];
         size_t n = strlen(msg), d = 0;
         int saved = errno;
+        uint64_t slack;
         bool memory;
 
         (void) info, (void) context;
-        /* Within 1/16 of the cap: the signal followed an allocation that failed. */
-        memory = data_limit_kib && data_kib() >= data_limit_kib - data_limit_kib / 16;
+        /*
+         * Near the cap, the signal most likely followed an allocation that
+         * failed: how near, the size of that allocation decides, which is
+         * not known here.  An eighth of the cap, 16 MiB at least (an 8 MiB
+         * request failed at 57 of 64 MiB), half of it at most.
+         */
+        slack = data_limit_kib / 8 < 16384 ? 16384 : data_limit_kib / 8;
+        if (slack > data_limit_kib / 2)
+                slack = data_limit_kib / 2;
+        memory = data_limit_kib && data_kib() + slack >= data_limit_kib;
         for (unsigned v = (unsigned) signo; d == 0 || v; v /= 10)
                 digits[d++] = (char) ('0' + v % 10);
         while (d)
