@@ -163,32 +163,29 @@ static void changed(const struct plugins *p)
                 p->changed(p->userdata);
 }
 
-int plugins_default_dir(char **ret)
+/* $name when set and not empty, else def: a copy, the caller's. */
+static int env_or(const char *name, const char *def, char **ret)
 {
-        const char *e = getenv("PERFLIB_PLUGIN_DIR");
+        const char *e = getenv(name);
         char *s;
 
         if (!ret)
                 return -EINVAL;
-        s = strdup(e && *e ? e : PERFLIB_PLUGIN_DIR_DEFAULT);
+        s = strdup(e && *e ? e : def);
         if (!s)
                 return -ENOMEM;
         *ret = s;
         return 0;
 }
 
+int plugins_default_dir(char **ret)
+{
+        return env_or("PERFLIB_PLUGIN_DIR", PERFLIB_PLUGIN_DIR_DEFAULT, ret);
+}
+
 int plugins_default_host(char **ret)
 {
-        const char *e = getenv("PERFLIB_PLUGIN_HOST");
-        char *s;
-
-        if (!ret)
-                return -EINVAL;
-        s = strdup(e && *e ? e : PERFLIB_PLUGIN_HOST_DEFAULT);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
+        return env_or("PERFLIB_PLUGIN_HOST", PERFLIB_PLUGIN_HOST_DEFAULT, ret);
 }
 
 const char *plugin_state_name(enum plugin_state state)
