@@ -98,7 +98,11 @@ static int put_trailer(uint8_t **out, size_t *out_len, size_t frag_off, size_t p
         return 0;
 }
 
-/* With header signing, all but the auth_value; else the stub and its pad. */
+/*
+ * With header signing, all but the auth_value; else the stub and its pad,
+ * the bytes sealed, as Windows and Samba sign them (the pad is part of the
+ * body the mechanism sees, whatever it holds).
+ */
 static void signed_range(const struct dcerpc_auth *a, size_t stub, size_t trailer,
                          size_t *ret_off, size_t *ret_len)
 {
