@@ -107,9 +107,10 @@ fuzz_target() {
         mapfile -t srcs < <("$list")
         mkdir -p "$dir"
         log "$name: building $bin"
+        # Nettle after the sources: librpc's NTLM needs it, ld reads in order.
         if ! clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined \
-                "$@" "${srcs[@]}" -lpthread -o "$bin"; then
+                "$@" "${srcs[@]}" -lpthread -lnettle -o "$bin"; then
                 problems+=("$name build")
                 failed=$((failed + 1))
                 return 1

@@ -12,10 +12,16 @@
  * too small for anything beyond the free share and a low request cap, the
  * paths a hostile client takes to make the server hold memory: every byte
  * it took must be back in the budget when it is freed.
+ *
+ * The same bytes, read as back-to-back fragments, go through the auth
+ * verifier's parser and dcerpc_auth_verify with a mechanism that touches
+ * every byte it is given: the views must stay inside their fragment.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcerpc-auth.h"
 #include "fuzz-rpc.h"
 #include "perflibv2.h"
 #include "pv2-fake.h"
@@ -186,6 +192,17 @@ int fz_rpc_seed(unsigned i, uint8_t **ret, size_t *ret_size)
                 fz_put(&f, b, sizeof(b));
                 break;
         }
+        case 6: {                       /* a request with a verifier: stub, pad, trailer, signature */
+                static const uint8_t sec[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 0xee, 0xee, 0xee, 0xee,
+                                                 0xee, 0xee, 0xee, 0xee, 10, 6, 8, 0, 1, 0, 0, 0,
+                                                 1, 0, 0, 0, 0x5a };
+                ctl = 1;
+                fz_put(&f, &ctl, 1);
+                fz_put(&t, sec, sizeof(sec));
+                fz_request(&f, 2, 0, 4, 3, &t);
+                f.b[f.n - sizeof(sec) - 24 + 10] = 16;
+                break;
+        }
         default: {                      /* out-of-range sizes and bad strings */
                 static const uint8_t bad[] = { 1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 'x', 0, 0, 0 };
                 ctl = 1 | 1 << 1;
@@ -202,6 +219,59 @@ int fz_rpc_seed(unsigned i, uint8_t **ret, size_t *ret_size)
         *ret = f.b;
         *ret_size = f.n;
         return 0;
+}
+
+/* ---- the auth verifier ---- */
+
+static size_t fz_sig_size(void *ctx)
+{
+        (void)ctx;
+        return 16;
+}
+
+/* Reads every signed and signature byte, writes every sealed one. */
+static int fz_check_unseal(void *ctx, const uint8_t *sign, size_t sign_len, uint8_t *seal,
+                           size_t seal_len, const uint8_t *sig, size_t sig_len)
+{
+        unsigned sum = 0;
+
+        (void)ctx;
+        for (size_t i = 0; i < sign_len; i++)
+                sum += sign[i];
+        for (size_t i = 0; i < seal_len; i++)
+                seal[i] ^= 0x55;
+        for (size_t i = 0; i < sig_len; i++)
+                sum += sig[i];
+        return sum & 1 ? -EKEYREJECTED : 0;
+}
+
+static const struct dcerpc_auth_mech fz_mech = {
+        .sig_size = fz_sig_size,
+        .check_unseal = fz_check_unseal,
+};
+
+static void fz_auth(const uint8_t *data, size_t size)
+{
+        struct dcerpc_auth_view v, w;
+
+        for (size_t off = 0; off < size; off += v.frag_len) {
+                if (dcerpc_auth_parse(data + off, size - off, &v) < 0)
+                        return;
+                if (v.frag_len > size - off || v.pad_len > DCERPC_AUTH_PAD_MAX ||
+                    v.stub_off + v.stub_len + v.pad_len != v.trailer_off ||
+                    v.auth_off + v.auth_len != v.frag_len ||
+                    (v.auth_len && v.trailer_off + DCERPC_AUTH_TRAILER_SIZE != v.auth_off))
+                        abort();
+                /* A copy of the fragment's exact size, for ASan to watch its ends. */
+                uint8_t *c = malloc(v.frag_len);
+                if (!c)
+                        abort();
+                memcpy(c, data + off, v.frag_len);
+                struct dcerpc_auth a = { &fz_mech, NULL, v.auth_type, v.auth_level,
+                                         v.auth_context_id, v.call_id & 1 };
+                (void)dcerpc_auth_verify(&a, c, v.frag_len, &w);
+                free(c);
+        }
 }
 
 /* ---- the target ---- */
@@ -279,6 +349,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t chunk = (size_t)(ctl >> 1) * 7;
         data++;
         size--;
+        fz_auth(data, size);
         if (fz_open(&a, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
             fz_open(&b, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
             fz_open(&t, tight, FZ_SMALL_CAP, ctl & 1) < 0)
