@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dcerpc-auth.h"
+#include "spnego.h"
 #include "fuzz-rpc.h"
 #include "perflibv2.h"
 #include "pv2-fake.h"
@@ -274,6 +275,31 @@ static void fz_auth(const uint8_t *data, size_t size)
         }
 }
 
+/* SPNEGO's tokens: whatever is read points inside the input. */
+static void fz_within(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
+{
+        if (p && (p < data || len > size || (size_t) (p - data) > size - len))
+                abort();
+}
+
+static void fz_spnego(const uint8_t *data, size_t size)
+{
+        struct spnego_init init;
+        struct spnego_resp resp;
+
+        if (spnego_parse_init(data, size, &init) == 0) {
+                fz_within(data, size, init.mech_list, init.mech_list_len);
+                fz_within(data, size, init.mech_token, init.mech_token_len);
+                fz_within(data, size, init.mic, init.mic_len);
+                if (init.n_mechs == 0)
+                        abort();
+        }
+        if (spnego_parse_resp(data, size, &resp) == 0) {
+                fz_within(data, size, resp.token, resp.token_len);
+                fz_within(data, size, resp.mic, resp.mic_len);
+        }
+}
+
 /* ---- the target ---- */
 
 /* One connection's run: what must not depend on how its bytes were cut. */
@@ -350,6 +376,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         data++;
         size--;
         fz_auth(data, size);
+        fz_spnego(data, size);
         if (fz_open(&a, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
             fz_open(&b, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
             fz_open(&t, tight, FZ_SMALL_CAP, ctl & 1) < 0)
