@@ -326,6 +326,149 @@ static void tampered_messages(void **state)
         stop(&p);
 }
 
+/* A fresh server fed one NEGOTIATE. */
+static int negotiate(const uint8_t *msg, size_t len)
+{
+        struct ntlm_server *s;
+        uint8_t *out = NULL;
+        size_t out_len;
+        int calls = 0, r;
+
+        assert_int_equal(ntlm_server_new("Server", lookup, &calls, &s), 0);
+        r = ntlm_server_step(s, msg, len, &out, &out_len);
+        assert_true(r < 0 || out_len >= 56);
+        free(out);
+        ntlm_server_free(s);
+        return r;
+}
+
+static void malformed_negotiate(void **state)
+{
+        /* impacket's 32 bytes at packet privacy: KEY_EXCH, 128, ESS, SEAL, SIGN... */
+        uint8_t m[32] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0, 1, 0, 0, 0,
+                          0xb7, 0x82, 0x08, 0xe2 };
+
+        (void) state;
+        assert_int_equal(negotiate(m, sizeof(m)), 0);
+        /* Only the signature, type and flags: older clients' form. */
+        assert_int_equal(negotiate(m, 16), 0);
+        assert_int_equal(negotiate(m, 15), -EBADMSG);
+        assert_int_equal(negotiate(NULL, 0), -EBADMSG);
+        m[8] = 3;
+        assert_int_equal(negotiate(m, sizeof(m)), -EBADMSG);
+        m[8] = 1;
+        m[0] = 'n';
+        assert_int_equal(negotiate(m, sizeof(m)), -EBADMSG);
+        m[0] = 'N';
+        /* No key exchange; then LM and NTLMv1 only (no extended session security). */
+        m[15] = 0xa2;
+        assert_int_equal(negotiate(m, sizeof(m)), -EPROTO);
+        m[15] = 0xe2;
+        m[14] = 0x00;
+        assert_int_equal(negotiate(m, sizeof(m)), -EPROTO);
+}
+
+/* Sets the field at `at` of the AUTHENTICATE (length and offset). */
+static void set_field(struct pair *p, size_t at, uint16_t len, uint32_t off)
+{
+        p->auth[at] = len & 0xff, p->auth[at + 1] = len >> 8;
+        p->auth[at + 2] = len & 0xff, p->auth[at + 3] = len >> 8;
+        for (int i = 0; i < 4; i++)
+                p->auth[at + 4 + i] = (off >> (8 * i)) & 0xff;
+}
+
+static uint32_t field_offset(const struct pair *p, size_t at)
+{
+        return p->auth[at + 4] | p->auth[at + 5] << 8 | (uint32_t) p->auth[at + 6] << 16;
+}
+
+static void malformed_authenticate(void **state)
+{
+        struct pair p;
+        size_t len;
+
+        (void) state;
+        /* Lengths past the end, offsets into the header: at user (36). */
+        start(&p, "User", "Password");
+        set_field(&p, 36, 0xffff, field_offset(&p, 36));
+        assert_int_equal(finish(&p), -EBADMSG);
+        stop(&p);
+        start(&p, "User", "Password");
+        set_field(&p, 36, 8, 0xfffffffc);
+        assert_int_equal(finish(&p), -EBADMSG);
+        stop(&p);
+        start(&p, "User", "Password");
+        set_field(&p, 36, 8, 8);
+        assert_int_equal(finish(&p), -EBADMSG);
+        stop(&p);
+        /* Into the MIC (72..87) the client announced. */
+        start(&p, "User", "Password");
+        set_field(&p, 28, 8, 72);
+        assert_int_equal(finish(&p), -EBADMSG);
+        stop(&p);
+        /* An NTLMv1 response (24 bytes) is refused as bad credentials. */
+        start(&p, "User", "Password");
+        set_field(&p, 20, 24, field_offset(&p, 20));
+        assert_int_equal(finish(&p), -EACCES);
+        assert_int_equal(p.lookups, 0);
+        stop(&p);
+
+        /* Every truncation, every flipped bit of every byte: refused, no crash. */
+        start(&p, "User", "Password");
+        len = p.auth_len;
+        stop(&p);
+        for (size_t n = 0; n < len; n++) {
+                start(&p, "User", "Password");
+                p.auth_len = n;
+                assert_true(finish(&p) < 0);
+                stop(&p);
+        }
+        for (size_t i = 0; i < len; i++) {
+                start(&p, "User", "Password");
+                p.auth[i] ^= (uint8_t) (1u << (i % 8));
+                assert_true(finish(&p) < 0);
+                stop(&p);
+        }
+}
+
+static void client_refuses(void **state)
+{
+        uint8_t hash[NTLM_HASH_SIZE], *neg, *chal, *out;
+        struct ntlm_server *s;
+        struct ntlm_client *c;
+        size_t neg_len, chal_len, out_len;
+        int calls = 0;
+
+        (void) state;
+        assert_int_equal(ntlm_nt_hash("Password", hash), 0);
+        assert_int_equal(ntlm_client_new("", "Domain", hash, &c), -EINVAL);
+        assert_int_equal(ntlm_server_new("Server", lookup, &calls, &s), 0);
+        assert_int_equal(ntlm_client_new("User", "Domain", hash, &c), 0);
+        /* A CHALLENGE before our NEGOTIATE. */
+        assert_int_equal(ntlm_client_step(c, "NTLMSSP", 8, &out, &out_len), -EBADMSG);
+        ntlm_client_free(c);
+        assert_int_equal(ntlm_client_new("User", "Domain", hash, &c), 0);
+        assert_int_equal(ntlm_client_step(c, NULL, 0, &neg, &neg_len), 0);
+        assert_int_equal(ntlm_server_step(s, neg, neg_len, &chal, &chal_len), 0);
+        /* A server that would not exchange keys: flags at 20, KEY_EXCH 0x40000000. */
+        chal[23] &= (uint8_t) ~0x40;
+        assert_int_equal(ntlm_client_step(c, chal, chal_len, &out, &out_len), -EPROTO);
+        assert_null(ntlm_client_session(c));
+        ntlm_client_free(c);
+        /* Truncated: the target info runs past the end. */
+        chal[23] |= 0x40;
+        assert_int_equal(ntlm_client_new("User", "Domain", hash, &c), 0);
+        assert_int_equal(ntlm_client_step(c, NULL, 0, &out, &out_len), 0);
+        free(out);
+        assert_int_equal(ntlm_client_step(c, chal, chal_len - 1, &out, &out_len), -EBADMSG);
+        ntlm_client_free(c);
+        ntlm_client_free(NULL);
+        ntlm_server_free(s);
+        ntlm_server_free(NULL);
+        free(neg);
+        free(chal);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -335,6 +478,9 @@ int main(void)
                 cmocka_unit_test(round_trip),
                 cmocka_unit_test(refused_credentials),
                 cmocka_unit_test(tampered_messages),
+                cmocka_unit_test(malformed_negotiate),
+                cmocka_unit_test(malformed_authenticate),
+                cmocka_unit_test(client_refuses),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
