@@ -39,6 +39,7 @@ LAYERS = {
     "sdk/libpcq": [SDK_H, "sdk/common", "sdk/librpc"],
     "ctrpp": [SDK_H, "sdk/common"],
     "server-glue/registry": [SDK_H, "sdk/common", "ctrpp/perfman.h"],
+    "server-glue/accounts": [SDK_H, "sdk/librpc/ntlm.h"],
     "server-glue/plugins": [SDK_H, "sdk/libperflib/reader.h"],
     "server-glue/namespace": [SDK_H, "sdk/libperflib/reader.h", "sdk/librpc/pcq-utf.h"],
     "server-glue/operations": [SDK_H, "sdk/librpc", "server-glue/namespace/ns.h"],
@@ -59,14 +60,14 @@ for sub in ("plugin", "consumer", "usermode", "kernelmode"):
 # Folders whose files must not call each other round a loop.
 ACYCLIC = [
     "sdk/common", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
-    "server-glue/registry", "server-glue/plugins", "server-glue/namespace",
-    "server-glue/operations", "server-glue/daemon",
+    "server-glue/registry", "server-glue/accounts", "server-glue/plugins",
+    "server-glue/namespace", "server-glue/operations", "server-glue/daemon",
     "providers/common", "samples/common", "tools",
 ]
 
 READMES = ["sdk", "sdk/common", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
            "server-glue", "server-glue/daemon", "server-glue/namespace",
-           "server-glue/operations", "server-glue/registry",
+           "server-glue/operations", "server-glue/registry", "server-glue/accounts",
            "server-glue/plugins", "providers", "samples", "tools", "tests",
            "bench", "docs"]
 
