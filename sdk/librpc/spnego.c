@@ -396,6 +396,15 @@ int spnego_build_mech_list(const enum spnego_mech *mechs, size_t n_mechs, uint8_
         return finish(&o, ret, ret_len);
 }
 
+/* Appends what f holds to o, and frees f. */
+static void put_out(struct out *o, struct out *f)
+{
+        put(o, f->p, f->len);
+        o->failed |= f->failed;
+        free(f->p);
+        *f = (struct out) { 0 };
+}
+
 /* Appends [n] { OCTET STRING data } when data is there. */
 static void put_octets_field(struct out *o, unsigned n, const uint8_t *data, size_t len)
 {
@@ -405,9 +414,7 @@ static void put_octets_field(struct out *o, unsigned n, const uint8_t *data, siz
                 return;
         put_elem(&f, TAG_OCTET_STRING, data, len);
         wrap(&f, (uint8_t) (TAG_CONTEXT + n));
-        put(o, f.p, f.len);
-        o->failed |= f.failed;
-        free(f.p);
+        put_out(o, &f);
 }
 
 int spnego_build_init(const enum spnego_mech *mechs, size_t n_mechs, const uint8_t *token,
@@ -424,9 +431,7 @@ int spnego_build_init(const enum spnego_mech *mechs, size_t n_mechs, const uint8
                 return r;
         }
         wrap(&list, TAG_CONTEXT + 0);
-        put(&seq, list.p, list.len);
-        seq.failed |= list.failed;
-        free(list.p);
+        put_out(&seq, &list);
         put_octets_field(&seq, 2, token, token_len);
         wrap(&seq, TAG_SEQUENCE);
         wrap(&seq, TAG_CONTEXT + 0);
@@ -435,9 +440,7 @@ int spnego_build_init(const enum spnego_mech *mechs, size_t n_mechs, const uint8
                 struct out framed = { 0 };
 
                 put_elem(&framed, TAG_OID, oid_spnego, sizeof(oid_spnego));
-                put(&framed, seq.p, seq.len);
-                framed.failed |= seq.failed;
-                free(seq.p);
+                put_out(&framed, &seq);
                 wrap(&framed, TAG_APPLICATION_0);
                 return finish(&framed, ret, ret_len);
         }
@@ -455,9 +458,7 @@ int spnego_build_resp(const struct spnego_resp *r, uint8_t **ret, size_t *ret_le
 
                 put_elem(&f, TAG_ENUMERATED, &v, 1);
                 wrap(&f, TAG_CONTEXT + 0);
-                put(&seq, f.p, f.len);
-                seq.failed |= f.failed;
-                free(f.p);
+                put_out(&seq, &f);
         }
         if (r->has_mech) {
                 struct out f = { 0 };
@@ -467,9 +468,7 @@ int spnego_build_resp(const struct spnego_resp *r, uint8_t **ret, size_t *ret_le
                         return -EINVAL;
                 }
                 wrap(&f, TAG_CONTEXT + 1);
-                put(&seq, f.p, f.len);
-                seq.failed |= f.failed;
-                free(f.p);
+                put_out(&seq, &f);
         }
         put_octets_field(&seq, 2, r->token, r->token_len);
         put_octets_field(&seq, 3, r->mic, r->mic_len);
