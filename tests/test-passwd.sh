@@ -96,8 +96,9 @@ if command -v python3 >/dev/null; then
         # pty PASSWORD CONFIRMATION USER: perflib-passwd on a pty, its status
         pty() {
                 python3 - "$passwd" "$acc" "$@" <<'EOF'
-import os, pty, sys, time
+import os, pty, signal, sys
 prog, acc, first, second, user = sys.argv[1:]
+signal.alarm(60)    # a prompt that never comes fails the test, not hangs it
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(prog, [prog, "-f", acc, user])

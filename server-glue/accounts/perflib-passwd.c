@@ -105,10 +105,13 @@ static int prompt_hidden(int fd, const char *prompt, char *buf, size_t size)
         /* No SA_RESTART: a signal ends the read, so echo is restored. */
         for (size_t i = 0; i < N_PROMPT_SIGNALS; i++)
                 sigaction(prompt_signals[i], &sa, &old[i]);
+        /* Echo off before the prompt: what is typed after it is kept. */
+        r = tcsetattr(fd, TCSAFLUSH, &quiet) < 0 ? -errno : 0;
         fputs(prompt, stderr);
         fflush(stderr);
-        r = tcsetattr(fd, TCSAFLUSH, &quiet) < 0 ? -errno : read_line(fd, buf, size);
-        tcsetattr(fd, TCSAFLUSH, &saved);
+        if (r == 0)
+                r = read_line(fd, buf, size);
+        tcsetattr(fd, TCSADRAIN, &saved);
         fputc('\n', stderr);
         for (size_t i = 0; i < N_PROMPT_SIGNALS; i++)
                 sigaction(prompt_signals[i], &old[i], NULL);
