@@ -55,28 +55,44 @@ static struct ns_prov *prov_find(const struct ns *ns, const char *path)
         return NULL;
 }
 
-/* The parent of pid, from /proc; 0 when it cannot be told. */
-static pid_t parent_of(pid_t pid)
+/*
+ * The state letter and the parent of pid, from /proc/PID/stat: 0, or -1
+ * when it cannot be read.  "pid (comm) S ppid ...": comm may hold ')' but
+ * is at most 15 bytes and only numbers follow it, so the last ')' read
+ * ends it.
+ */
+static int pid_stat(pid_t pid, char *ret_state, pid_t *ret_ppid)
 {
-        char path[64], buf[512], *c;
+        char path[32], buf[128], state;
+        const char *c;
         long ppid;
         ssize_t n;
         int fd;
 
-        snprintf(path, sizeof(path), "/proc/%ld/stat", (long) pid);
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return 0;
+                return -1;
         n = read(fd, buf, sizeof(buf) - 1);
         close(fd);
         if (n <= 0)
-                return 0;
+                return -1;
         buf[n] = '\0';
-        /* The name in parentheses may hold anything: fields start after the last ')'. */
         c = strrchr(buf, ')');
-        if (!c || sscanf(c + 1, " %*c %ld", &ppid) != 1)
-                return 0;
-        return (pid_t) ppid;
+        if (!c || sscanf(c + 1, " %c %ld", &state, &ppid) != 2)
+                return -1;
+        *ret_state = state;
+        *ret_ppid = (pid_t) ppid;
+        return 0;
+}
+
+/* The parent of pid; 0 when it cannot be told. */
+static pid_t parent_of(pid_t pid)
+{
+        pid_t ppid;
+        char state;
+
+        return pid_stat(pid, &state, &ppid) == 0 ? ppid : 0;
 }
 
 /*
@@ -305,28 +321,13 @@ void ns_provs_check(struct ns *ns)
         }
 }
 
-/* Whether pid is stopped: state T (stopped) or t (tracing stop) in /proc/PID/stat. */
+/* Whether pid is stopped: state T (stopped) or t (tracing stop). */
 static bool pid_stopped(pid_t pid)
 {
-        char path[32], buf[128];
-        const char *close_paren;
-        ssize_t n;
-        int fd;
+        pid_t ppid;
+        char state;
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return false;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        /* "pid (comm) S ...": comm may hold ')' but is at most 15 bytes, and
-         * only numbers follow it, so the last ')' read ends it. */
-        close_paren = strrchr(buf, ')');
-        return close_paren && close_paren[1] == ' ' &&
-               (close_paren[2] == 'T' || close_paren[2] == 't');
+        return pid_stat(pid, &state, &ppid) == 0 && (state == 'T' || state == 't');
 }
 
 bool ns_prov_unresponsive(const struct ns *ns, struct ns_prov *p, uint64_t now)

@@ -199,7 +199,7 @@ int host_reap(struct host_proc *h, siginfo_t *ret_info)
 int proc_usage(pid_t pid, uint64_t *ret_rss, uint64_t *ret_cpu_usec)
 {
         char path[64], buf[1024], *p;
-        unsigned long long utime, stime, pages, rss;
+        unsigned long long utime, stime, rss;
         long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
         ssize_t n;
         int fd;
@@ -216,10 +216,8 @@ int proc_usage(pid_t pid, uint64_t *ret_rss, uint64_t *ret_cpu_usec)
         /* The name in parentheses may hold anything: fields start after the last ')'. */
         p = strrchr(buf, ')');
         if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-                         "%*d %*d %*d %*d %*d %*d %*u %llu %llu", &utime, &stime, &pages,
-                         &rss) != 4)
+                         "%*d %*d %*d %*d %*d %*d %*u %*u %llu", &utime, &stime, &rss) != 3)
                 return -EBADMSG;
-        (void) pages;
         *ret_rss = rss * (uint64_t) page;
         *ret_cpu_usec = (utime + stime) * 1000000u / (uint64_t) (tick > 0 ? tick : 100);
         return 0;
