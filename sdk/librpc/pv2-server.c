@@ -309,6 +309,7 @@ void pv2_server_conn_trim(struct pv2_server_conn *c)
                 c->in = NULL;
                 c->in_cap = 0;
         }
+        pv2_auth_trim(&c->auth);
         /* Gives back what the tail was charged, and the request buffer between calls. */
         (void) req_resize(c, c->in_call ? c->req_cap : 0);
 }
