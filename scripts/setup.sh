@@ -24,6 +24,7 @@ configure_args=()
 # What the build and `make check` need.
 required_pkgs=(build-essential autoconf automake libtool pkg-config libltdl-dev
                libxml2-dev libsystemd-dev libcmocka-dev nettle-dev clang
+               libkrb5-dev krb5-kdc krb5-admin-server krb5-user
                python3-impacket tshark procps iproute2 sysstat)
 # Nice to have: the PCP MMV comparison in bench/, clang's libFuzzer runtime,
 # and systemd-socket-activate for the socket activation test.
