@@ -30,9 +30,12 @@
 /* What we ask for, as Samba's DCE/RPC client does by default. */
 #define KRB5_WANT (GSS_C_DCE_STYLE | GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | \
                    GSS_C_SEQUENCE_FLAG | GSS_C_REPLAY_FLAG)
-/* What an established context must have, whoever asked: without sequence
- * detection a replayed PDU would pass. */
-#define KRB5_NEED (GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | GSS_C_SEQUENCE_FLAG)
+/*
+ * What an established context must have, whoever asked: without sequence
+ * detection a replayed PDU would pass.  Confidentiality only at
+ * PKT_PRIVACY: a client binding at PKT_INTEGRITY does not ask for it.
+ */
+#define KRB5_NEED (GSS_C_INTEG_FLAG | GSS_C_SEQUENCE_FLAG)
 
 /*
  * A wrap token's size, asked once for this much data: in DCE style MIT
@@ -143,8 +146,8 @@ static int check_enctype(gss_ctx_id_t gss)
                0 : -EACCES;
 }
 
-/* The signatures' sizes, once: a wrap token over aligned data, and a MIC. */
-static int fix_sizes(struct krb5_sec *k)
+/* The signatures' sizes, once: a MIC, and a wrap token when the context can seal. */
+static int fix_sizes(struct krb5_sec *k, bool conf_flag)
 {
         gss_iov_buffer_desc wrap[2] = {
                 { .type = GSS_IOV_BUFFER_TYPE_HEADER },
@@ -157,15 +160,17 @@ static int fix_sizes(struct krb5_sec *k)
         OM_uint32 maj, min;
         int conf = 0;
 
+        maj = gss_get_mic_iov_length(&min, k->gss, GSS_C_QOP_DEFAULT, mic, 2);
+        if (GSS_ERROR(maj) || mic[1].buffer.length == 0)
+                return -EACCES;
+        k->mic_size = mic[1].buffer.length;
+        if (!conf_flag)
+                return 0;
         maj = gss_wrap_iov_length(&min, k->gss, 1, GSS_C_QOP_DEFAULT, &conf, wrap, 2);
         if (GSS_ERROR(maj) || !conf || wrap[0].buffer.length == 0 ||
             wrap[0].buffer.length > KRB5_SIG_MAX)
                 return -EACCES;
-        maj = gss_get_mic_iov_length(&min, k->gss, GSS_C_QOP_DEFAULT, mic, 2);
-        if (GSS_ERROR(maj) || mic[1].buffer.length == 0)
-                return -EACCES;
         k->wrap_size = wrap[0].buffer.length;
-        k->mic_size = mic[1].buffer.length;
         return 0;
 }
 
@@ -197,7 +202,7 @@ static int establish(struct krb5_sec *k, OM_uint32 flags)
                 return -EACCES;
         r = check_enctype(k->gss);
         if (r >= 0)
-                r = fix_sizes(k);
+                r = fix_sizes(k, flags & GSS_C_CONF_FLAG);
         if (r >= 0 && !k->initiator)
                 r = fetch_peer(k);
         if (r >= 0)
@@ -365,6 +370,8 @@ static int wrap_sign_seal(void *ctx, const uint8_t *sign, size_t sign_len, uint8
         if (!k || !k->established ||
             wrap_layout(sign, sign_len, seal, seal_len, ret_sig, k->wrap_size, iov) < 0)
                 return -EINVAL;
+        if (k->wrap_size == 0)
+                return -EACCES;         /* a context without confidentiality */
         maj = gss_wrap_iov(&min, k->gss, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
         if (GSS_ERROR(maj))
                 return min == ENOMEM ? -ENOMEM : -EIO;
@@ -385,6 +392,8 @@ static int wrap_check_unseal(void *ctx, const uint8_t *sign, size_t sign_len, ui
 
         if (!k || !k->established)
                 return -EINVAL;
+        if (k->wrap_size == 0)
+                return -EACCES;         /* a context without confidentiality */
         if (sig_len != k->wrap_size)
                 return -EKEYREJECTED;
         /* GSS rotates the token in place (DCE style's RRC): a copy, not the PDU's. */
