@@ -181,7 +181,8 @@ static void protected_calls(void **state)
                         struct dcerpc_sec ini, acc;
 
                         establish(&ini, &acc);
-                        struct dcerpc_auth cli = auth_of(&ini, level, hs), srv = auth_of(&acc, level, hs);
+                        struct dcerpc_auth cli = auth_of(&ini, level, hs);
+                        struct dcerpc_auth srv = auth_of(&acc, level, hs);
                         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
                                 round_trip(&cli, &srv, DCERPC_REQUEST, sizes[i]);
                                 round_trip(&srv, &cli, DCERPC_RESPONSE, sizes[i]);

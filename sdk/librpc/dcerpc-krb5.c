@@ -28,14 +28,14 @@
 #include "dcerpc-krb5.h"
 
 /* What we ask for, as Samba's DCE/RPC client does by default. */
-#define KRB5_WANT (GSS_C_DCE_STYLE | GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | \
+#define KERBEROS_WANT (GSS_C_DCE_STYLE | GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | \
                    GSS_C_SEQUENCE_FLAG | GSS_C_REPLAY_FLAG)
 /*
  * What an established context must have, whoever asked: without sequence
  * detection a replayed PDU would pass.  Confidentiality only at
  * PKT_PRIVACY: a client binding at PKT_INTEGRITY does not ask for it.
  */
-#define KRB5_NEED (GSS_C_INTEG_FLAG | GSS_C_SEQUENCE_FLAG)
+#define KERBEROS_NEED (GSS_C_INTEG_FLAG | GSS_C_SEQUENCE_FLAG)
 
 /*
  * A wrap token's size, asked once for this much data: in DCE style MIT
@@ -44,11 +44,11 @@
  * aes256-cts-hmac-sha1-96: header 16, confounder 16, pad 16, encrypted
  * header copy 16, checksum 12).
  */
-#define KRB5_ALIGNED_DATA 16u
+#define KERBEROS_ALIGNED_DATA 16u
 /* Room to copy a wrap token: 76 to 88 bytes with AES. */
-#define KRB5_SIG_MAX 128u
+#define KERBEROS_SIG_MAX 128u
 
-struct krb5_sec {
+struct kerberos_sec {
         gss_cred_id_t cred;
         gss_name_t target;              /* initiators only */
         gss_ctx_id_t gss;
@@ -57,7 +57,7 @@ struct krb5_sec {
         size_t wrap_size, mic_size;     /* once established */
 };
 
-static gss_OID_desc *krb5_oid(void)
+static gss_OID_desc *kerberos_oid(void)
 {
         return (gss_OID_desc *)gss_mech_krb5;
 }
@@ -147,11 +147,11 @@ static int check_enctype(gss_ctx_id_t gss)
 }
 
 /* The signatures' sizes, once: a MIC, and a wrap token when the context can seal. */
-static int fix_sizes(struct krb5_sec *k, bool conf_flag)
+static int fix_sizes(struct kerberos_sec *k, bool conf_flag)
 {
         gss_iov_buffer_desc wrap[2] = {
                 { .type = GSS_IOV_BUFFER_TYPE_HEADER },
-                { .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer.length = KRB5_ALIGNED_DATA },
+                { .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer.length = KERBEROS_ALIGNED_DATA },
         };
         gss_iov_buffer_desc mic[2] = {
                 { .type = GSS_IOV_BUFFER_TYPE_DATA },
@@ -168,14 +168,14 @@ static int fix_sizes(struct krb5_sec *k, bool conf_flag)
                 return 0;
         maj = gss_wrap_iov_length(&min, k->gss, 1, GSS_C_QOP_DEFAULT, &conf, wrap, 2);
         if (GSS_ERROR(maj) || !conf || wrap[0].buffer.length == 0 ||
-            wrap[0].buffer.length > KRB5_SIG_MAX)
+            wrap[0].buffer.length > KERBEROS_SIG_MAX)
                 return -EACCES;
         k->wrap_size = wrap[0].buffer.length;
         return 0;
 }
 
 /* The initiator's principal, as gss_display_name writes it: "user@REALM". */
-static int fetch_peer(struct krb5_sec *k)
+static int fetch_peer(struct kerberos_sec *k)
 {
         gss_name_t name = GSS_C_NO_NAME;
         gss_buffer_desc text = GSS_C_EMPTY_BUFFER;
@@ -195,10 +195,11 @@ static int fetch_peer(struct krb5_sec *k)
 }
 
 /* A context GSS calls complete is ours only with what DCE/RPC needs. */
-static int establish(struct krb5_sec *k, OM_uint32 flags)
+static int establish(struct kerberos_sec *k, OM_uint32 flags)
 {
         int r;
-        if ((flags & KRB5_NEED) != KRB5_NEED || !(flags & GSS_C_DCE_STYLE))
+
+        if ((flags & KERBEROS_NEED) != KERBEROS_NEED || !(flags & GSS_C_DCE_STYLE))
                 return -EACCES;
         r = check_enctype(k->gss);
         if (r >= 0)
@@ -211,12 +212,13 @@ static int establish(struct krb5_sec *k, OM_uint32 flags)
 }
 
 /* One call of GSS's loop, either side; *ret_flags only once complete. */
-static OM_uint32 gss_step(struct krb5_sec *k, gss_buffer_desc *in, gss_buffer_desc *out,
-                          OM_uint32 *ret_flags, OM_uint32 *ret_min)
+static OM_uint32 kerberos_gss_step(struct kerberos_sec *k, gss_buffer_desc *in,
+                                   gss_buffer_desc *out, OM_uint32 *ret_flags,
+                                   OM_uint32 *ret_min)
 {
         if (k->initiator)
-                return gss_init_sec_context(ret_min, k->cred, &k->gss, k->target, krb5_oid(),
-                                            KRB5_WANT, 0, GSS_C_NO_CHANNEL_BINDINGS,
+                return gss_init_sec_context(ret_min, k->cred, &k->gss, k->target, kerberos_oid(),
+                                            KERBEROS_WANT, 0, GSS_C_NO_CHANNEL_BINDINGS,
                                             in->length ? in : GSS_C_NO_BUFFER, NULL, out,
                                             ret_flags, NULL);
         return gss_accept_sec_context(ret_min, &k->gss, k->cred, in, GSS_C_NO_CHANNEL_BINDINGS,
@@ -227,10 +229,10 @@ static OM_uint32 gss_step(struct krb5_sec *k, gss_buffer_desc *in, gss_buffer_de
  * DCE style (dcerpc-krb5.h): the initiator starts without a token and
  * ends with one; the acceptor always takes one, and ends without.
  */
-static int krb5_step(void *ctx, const uint8_t *in, size_t in_len, uint8_t **ret_out,
-                     size_t *ret_out_len)
+static int kerberos_step(void *ctx, const uint8_t *in, size_t in_len, uint8_t **ret_out,
+                         size_t *ret_out_len)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
         gss_buffer_desc input = { .length = in ? in_len : 0, .value = (void *)in };
         gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
         bool first = k->gss == GSS_C_NO_CONTEXT;
@@ -243,7 +245,7 @@ static int krb5_step(void *ctx, const uint8_t *in, size_t in_len, uint8_t **ret_
                 k->dead = true;
                 return -EPROTO;
         }
-        maj = gss_step(k, &input, &output, &flags, &min);
+        maj = kerberos_gss_step(k, &input, &output, &flags, &min);
         if (GSS_ERROR(maj))
                 r = step_errno(maj, min);
         else if (maj == GSS_S_CONTINUE_NEEDED)
@@ -259,17 +261,17 @@ static int krb5_step(void *ctx, const uint8_t *in, size_t in_len, uint8_t **ret_
         return r;
 }
 
-static const char *krb5_peer(void *ctx)
+static const char *kerberos_peer(void *ctx)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
 
         return k->established ? k->peer : NULL;
 }
 
-static int krb5_get_mic(void *ctx, const uint8_t *data, size_t len, uint8_t **ret_mic,
-                        size_t *ret_mic_len)
+static int kerberos_get_mic(void *ctx, const uint8_t *data, size_t len, uint8_t **ret_mic,
+                            size_t *ret_mic_len)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
         gss_buffer_desc in = { .length = len, .value = (void *)data };
         gss_buffer_desc mic = GSS_C_EMPTY_BUFFER;
         OM_uint32 maj, min;
@@ -282,10 +284,10 @@ static int krb5_get_mic(void *ctx, const uint8_t *data, size_t len, uint8_t **re
         return take_buffer(&mic, ret_mic, ret_mic_len);
 }
 
-static int krb5_verify_mic(void *ctx, const uint8_t *data, size_t len, const uint8_t *mic,
-                           size_t mic_len)
+static int kerberos_verify_mic(void *ctx, const uint8_t *data, size_t len, const uint8_t *mic,
+                               size_t mic_len)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
         gss_buffer_desc in = { .length = len, .value = (void *)data };
         gss_buffer_desc token = { .length = mic_len, .value = (void *)mic };
         OM_uint32 maj, min = 0;
@@ -297,23 +299,23 @@ static int krb5_verify_mic(void *ctx, const uint8_t *data, size_t len, const uin
 }
 
 /* RFC 4121 tokens (AES only, checked in establish): "new" SPNEGO, MIC required. */
-static int krb5_mic_required(void *ctx)
+static int kerberos_mic_required(void *ctx)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
 
         return k->established;
 }
 
-static void *krb5_mech_ctx(void *ctx)
+static void *kerberos_mech_ctx(void *ctx)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
 
         return k->established ? k : NULL;
 }
 
-static void krb5_free(void *ctx)
+static void kerberos_free(void *ctx)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
         OM_uint32 min;
 
         if (!k)
@@ -330,7 +332,7 @@ static void krb5_free(void *ctx)
 
 static size_t wrap_sig_size(void *ctx)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
 
         return k ? k->wrap_size : 0;
 }
@@ -349,12 +351,12 @@ static int wrap_layout(const uint8_t *sign, size_t sign_len, uint8_t *seal, size
         if (d < s || seal_len > sign_len || d - s > sign_len - seal_len)
                 return -EINVAL;
         size_t pre = d - s, post = sign_len - seal_len - pre;
+        OM_uint32 sign_only = GSS_IOV_BUFFER_TYPE_SIGN_ONLY, empty = GSS_IOV_BUFFER_TYPE_EMPTY;
+
         iov[0] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_HEADER, { token_len, token } };
-        iov[1] = (gss_iov_buffer_desc){ pre ? GSS_IOV_BUFFER_TYPE_SIGN_ONLY : GSS_IOV_BUFFER_TYPE_EMPTY,
-                                        { pre, (void *)sign } };
+        iov[1] = (gss_iov_buffer_desc){ pre ? sign_only : empty, { pre, (void *)sign } };
         iov[2] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_DATA, { seal_len, seal } };
-        iov[3] = (gss_iov_buffer_desc){ post ? GSS_IOV_BUFFER_TYPE_SIGN_ONLY : GSS_IOV_BUFFER_TYPE_EMPTY,
-                                        { post, seal + seal_len } };
+        iov[3] = (gss_iov_buffer_desc){ post ? sign_only : empty, { post, seal + seal_len } };
         return 0;
 }
 
@@ -362,7 +364,7 @@ static int wrap_layout(const uint8_t *sign, size_t sign_len, uint8_t *seal, size
 static int wrap_sign_seal(void *ctx, const uint8_t *sign, size_t sign_len, uint8_t *seal,
                           size_t seal_len, uint8_t *ret_sig)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
         gss_iov_buffer_desc iov[4];
         OM_uint32 maj, min = 0;
         int conf = 0;
@@ -384,8 +386,8 @@ static int wrap_sign_seal(void *ctx, const uint8_t *sign, size_t sign_len, uint8
 static int wrap_check_unseal(void *ctx, const uint8_t *sign, size_t sign_len, uint8_t *seal,
                              size_t seal_len, const uint8_t *sig, size_t sig_len)
 {
-        struct krb5_sec *k = ctx;
-        uint8_t token[KRB5_SIG_MAX];
+        struct kerberos_sec *k = ctx;
+        uint8_t token[KERBEROS_SIG_MAX];
         gss_iov_buffer_desc iov[4];
         OM_uint32 maj, min = 0;
         int conf = 0, r;
@@ -396,7 +398,7 @@ static int wrap_check_unseal(void *ctx, const uint8_t *sign, size_t sign_len, ui
                 return -EACCES;         /* a context without confidentiality */
         if (sig_len != k->wrap_size)
                 return -EKEYREJECTED;
-        /* GSS rotates the token in place (DCE style's RRC): a copy, not the PDU's. */
+        /* GSS may rotate the token in place (DCE style's RRC): a copy, not the PDU's. */
         memcpy(token, sig, sig_len);
         if (wrap_layout(sign, sign_len, seal, seal_len, token, sig_len, iov) < 0)
                 return -EINVAL;
@@ -405,7 +407,7 @@ static int wrap_check_unseal(void *ctx, const uint8_t *sign, size_t sign_len, ui
         return r == 0 && !conf ? -EKEYREJECTED : r;
 }
 
-static const struct dcerpc_auth_mech krb5_privacy_mech = {
+static const struct dcerpc_auth_mech kerberos_privacy_mech = {
         .sig_size = wrap_sig_size,
         .sign_seal = wrap_sign_seal,
         .check_unseal = wrap_check_unseal,
@@ -415,7 +417,7 @@ static const struct dcerpc_auth_mech krb5_privacy_mech = {
 
 static size_t mic_sig_size(void *ctx)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
 
         return k ? k->mic_size : 0;
 }
@@ -423,14 +425,14 @@ static size_t mic_sig_size(void *ctx)
 static int mic_sign_seal(void *ctx, const uint8_t *sign, size_t sign_len, uint8_t *seal,
                          size_t seal_len, uint8_t *ret_sig)
 {
-        struct krb5_sec *k = ctx;
+        struct kerberos_sec *k = ctx;
         uint8_t *mic;
         size_t mic_len;
         int r;
 
         if (!k || seal_len)
                 return -EINVAL;
-        r = krb5_get_mic(k, sign, sign_len, &mic, &mic_len);
+        r = kerberos_get_mic(k, sign, sign_len, &mic, &mic_len);
         if (r < 0)
                 return r;
         if (mic_len == k->mic_size)
@@ -444,7 +446,7 @@ static int mic_check_unseal(void *ctx, const uint8_t *sign, size_t sign_len, uin
 {
         if (!ctx || seal_len)
                 return -EINVAL;
-        return krb5_verify_mic(ctx, sign, sign_len, sig, sig_len);
+        return kerberos_verify_mic(ctx, sign, sign_len, sig, sig_len);
 }
 
 const struct dcerpc_auth_mech dcerpc_krb5_integrity_mech = {
@@ -455,16 +457,16 @@ const struct dcerpc_auth_mech dcerpc_krb5_integrity_mech = {
 
 /* ---- construction ---- */
 
-static const struct dcerpc_sec_ops krb5_ops = {
+static const struct dcerpc_sec_ops kerberos_ops = {
         .name = "Kerberos",
-        .step = krb5_step,
-        .peer = krb5_peer,
-        .get_mic = krb5_get_mic,
-        .verify_mic = krb5_verify_mic,
-        .mic_required = krb5_mic_required,
-        .mech = &krb5_privacy_mech,
-        .mech_ctx = krb5_mech_ctx,
-        .free = krb5_free,
+        .step = kerberos_step,
+        .peer = kerberos_peer,
+        .get_mic = kerberos_get_mic,
+        .verify_mic = kerberos_verify_mic,
+        .mic_required = kerberos_mic_required,
+        .mech = &kerberos_privacy_mech,
+        .mech_ctx = kerberos_mech_ctx,
+        .free = kerberos_free,
 };
 
 /* Credentials that could not be had: nothing to start from, or no memory. */
@@ -482,13 +484,13 @@ static int cred_errno(OM_uint32 maj, OM_uint32 min)
 }
 
 /* Hands k over to *ret, or frees it on failure r. */
-static int krb5_finish(struct krb5_sec *k, int r, struct dcerpc_sec *ret)
+static int kerberos_finish(struct kerberos_sec *k, int r, struct dcerpc_sec *ret)
 {
         if (r < 0) {
-                krb5_free(k);
+                kerberos_free(k);
                 return r;
         }
-        *ret = (struct dcerpc_sec){ .ops = &krb5_ops, .ctx = k };
+        *ret = (struct dcerpc_sec){ .ops = &kerberos_ops, .ctx = k };
         return 0;
 }
 
@@ -496,22 +498,22 @@ int dcerpc_sec_krb5_acceptor(const char *keytab, struct dcerpc_sec *ret)
 {
         gss_key_value_element_desc kt = { .key = "keytab", .value = keytab };
         gss_key_value_set_desc store = { .count = 1, .elements = &kt };
-        gss_OID_set_desc mechs = { .count = 1, .elements = krb5_oid() };
-        struct krb5_sec *k = calloc(1, sizeof(*k));
+        gss_OID_set_desc mechs = { .count = 1, .elements = kerberos_oid() };
+        struct kerberos_sec *k = calloc(1, sizeof(*k));
         OM_uint32 maj, min = 0;
 
         if (!k)
                 return -ENOMEM;
         maj = gss_acquire_cred_from(&min, GSS_C_NO_NAME, GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT,
                                     keytab ? &store : GSS_C_NO_CRED_STORE, &k->cred, NULL, NULL);
-        return krb5_finish(k, GSS_ERROR(maj) ? cred_errno(maj, min) : 0, ret);
+        return kerberos_finish(k, GSS_ERROR(maj) ? cred_errno(maj, min) : 0, ret);
 }
 
 int dcerpc_sec_krb5_initiator(const char *target, struct dcerpc_sec *ret)
 {
         gss_buffer_desc name = { .length = target ? strlen(target) : 0, .value = (void *)target };
-        gss_OID_set_desc mechs = { .count = 1, .elements = krb5_oid() };
-        struct krb5_sec *k;
+        gss_OID_set_desc mechs = { .count = 1, .elements = kerberos_oid() };
+        struct kerberos_sec *k;
         OM_uint32 maj, min = 0;
 
         if (name.length == 0)
@@ -524,5 +526,5 @@ int dcerpc_sec_krb5_initiator(const char *target, struct dcerpc_sec *ret)
         if (!GSS_ERROR(maj))
                 maj = gss_acquire_cred(&min, GSS_C_NO_NAME, GSS_C_INDEFINITE, &mechs,
                                        GSS_C_INITIATE, &k->cred, NULL, NULL);
-        return krb5_finish(k, GSS_ERROR(maj) ? cred_errno(maj, min) : 0, ret);
+        return kerberos_finish(k, GSS_ERROR(maj) ? cred_errno(maj, min) : 0, ret);
 }

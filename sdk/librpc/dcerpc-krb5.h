@@ -42,7 +42,8 @@ int dcerpc_sec_krb5_initiator(const char *target, struct dcerpc_sec *ret);
 
 /*
  * ops->mech protects PDUs at PKT_PRIVACY (GSS wrap tokens, the stub sealed;
- * with header signing the header and sec_trailer signed too).  At
+ * with header signing the header and sec_trailer signed too), and refuses
+ * (-EACCES) a context whose initiator did not ask for confidentiality.  At
  * PKT_INTEGRITY use this one with the same mech_ctx instead: its
  * signature is a GSS MIC over the signed bytes, and it refuses to seal.
  * The sizes differ, so the level picks the mechanism, not the call.
