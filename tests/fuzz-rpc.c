@@ -422,7 +422,7 @@ static int fz_new_sec(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
         return -EPROTONOSUPPORT;
 }
 
-static const struct pv2_auth_policy fz_policy = { fz_new_sec, NULL };
+static const struct pv2_auth_policy fz_policy = { .new_sec = fz_new_sec };
 
 static void fz_authenticated(const uint8_t *data, size_t size)
 {

@@ -174,24 +174,47 @@ static int fix_sizes(struct kerberos_sec *k, bool conf_flag)
         return 0;
 }
 
-/* The initiator's principal, as gss_display_name writes it: "user@REALM". */
-static int fetch_peer(struct kerberos_sec *k)
+/* A name as gss_display_name writes it, malloc'd; NULL when it cannot. */
+static char *display(gss_name_t name)
 {
-        gss_name_t name = GSS_C_NO_NAME;
         gss_buffer_desc text = GSS_C_EMPTY_BUFFER;
         OM_uint32 maj, min;
-        int r = -EACCES;
+        char *s = NULL;
 
-        maj = gss_inquire_context(&min, k->gss, &name, NULL, NULL, NULL, NULL, NULL, NULL);
-        if (!GSS_ERROR(maj))
-                maj = gss_display_name(&min, name, &text, NULL);
-        if (!GSS_ERROR(maj) && text.length > 0 && !memchr(text.value, '\0', text.length)) {
-                k->peer = strndup(text.value, text.length);
-                r = k->peer ? 0 : -ENOMEM;
-        }
+        maj = gss_display_name(&min, name, &text, NULL);
+        if (!GSS_ERROR(maj) && text.length > 0 && !memchr(text.value, '\0', text.length))
+                s = strndup(text.value, text.length);
         gss_release_buffer(&min, &text);
-        gss_release_name(&min, &name);
-        return r;
+        return s;
+}
+
+/*
+ * The initiator's principal, "user@REALM", or just "user" when REALM is
+ * our own service principal's: as Windows names its own domain's users,
+ * so that an account "user" covers its owner's NTLM and Kerberos logons,
+ * while a principal of another realm keeps the realm in its name.
+ */
+static int fetch_peer(struct kerberos_sec *k)
+{
+        gss_name_t src = GSS_C_NO_NAME, targ = GSS_C_NO_NAME;
+        char *ours = NULL;
+        OM_uint32 maj, min;
+
+        maj = gss_inquire_context(&min, k->gss, &src, &targ, NULL, NULL, NULL, NULL, NULL);
+        if (!GSS_ERROR(maj)) {
+                k->peer = display(src);
+                ours = display(targ);
+        }
+        gss_release_name(&min, &src);
+        gss_release_name(&min, &targ);
+        if (k->peer && ours) {
+                const char *at = strrchr(k->peer, '@'), *realm = strrchr(ours, '@');
+
+                if (at && realm && at != k->peer && strcmp(at, realm) == 0)
+                        k->peer[at - k->peer] = '\0';
+        }
+        free(ours);
+        return k->peer ? 0 : GSS_ERROR(maj) ? -EACCES : -ENOMEM;
 }
 
 /* A context GSS calls complete is ours only with what DCE/RPC needs. */

@@ -237,13 +237,16 @@ uint64_t pv2_server_conn_calls(const struct pv2_server_conn *c);
  * and the connection closed otherwise), checks and unseals every request
  * fragment (one that fails closes the connection) and seals every
  * response.  new_sec makes the acceptor for an auth_type (9 SPNEGO, 10
- * NTLM, 16 Kerberos) or fails with -EPROTONOSUPPORT.  The policy is
- * borrowed and must outlive the connections given it.  0, -EINVAL,
+ * NTLM, 16 Kerberos) or fails with -EPROTONOSUPPORT.  authorize, when set,
+ * decides whether the peer a mechanism vouched for may query (0) or not
+ * (-EACCES, the association refused as for a wrong password).  The policy
+ * is borrowed and must outlive the connections given it.  0, -EINVAL,
  * -EBUSY once bound.
  */
 struct dcerpc_sec;
 struct pv2_auth_policy {
         int (*new_sec)(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret);
+        int (*authorize)(void *userdata, const char *peer);
         void *userdata;
 };
 int pv2_server_conn_set_auth(struct pv2_server_conn *c, const struct pv2_auth_policy *p);

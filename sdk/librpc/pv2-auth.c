@@ -51,14 +51,23 @@ static const char *mech_name(const struct pv2_assoc_auth *a)
         return a->sec.ops && a->sec.ops->name ? a->sec.ops->name : "?";
 }
 
-static void establish(struct pv2_assoc_auth *a)
+/* The context is built: the peer it names may query, or is refused as a wrong password is. */
+static int establish(struct pv2_assoc_auth *a)
 {
+        const struct pv2_auth_policy *p = a->policy;
         const char *peer = a->sec.ops->peer(a->sec.ctx);
 
+        if (!peer || (p->authorize && p->authorize(p->userdata, peer) < 0)) {
+                a->state = PV2_AUTH_DENIED;
+                auth_event(a, PV2_AUTH_EVENT_DENIED, "%s, not an account here (%s)",
+                           peer ? peer : "an unnamed peer", mech_name(a));
+                return -EACCES;
+        }
         a->auth.mech = a->sec.ops->mech;
         a->auth.ctx = a->sec.ops->mech_ctx(a->sec.ctx);
         a->state = PV2_AUTH_DONE;
-        auth_event(a, PV2_AUTH_EVENT_OK, "%s (%s)", peer ? peer : "?", mech_name(a));
+        auth_event(a, PV2_AUTH_EVENT_OK, "%s (%s)", peer, mech_name(a));
+        return 0;
 }
 
 /* A step that failed: the association is refused for good. */
@@ -123,9 +132,12 @@ int pv2_auth_bind(struct pv2_assoc_auth *a, const uint8_t *pdu, size_t frag_len,
                 *nak = DCERPC_NAK_NOT_SPECIFIED;
                 return step_failed(a, r);
         }
-        if (r == DCERPC_SEC_DONE)
-                establish(a);
-        else
+        if (r == DCERPC_SEC_DONE && establish(a) < 0) {
+                free(tok);
+                *nak = DCERPC_NAK_NOT_SPECIFIED;
+                return -EACCES;
+        }
+        if (r != DCERPC_SEC_DONE)
                 a->state = PV2_AUTH_PENDING;
         *ret_tok = tok;
         *ret_tok_len = tok_len;
@@ -158,8 +170,10 @@ int pv2_auth_leg(struct pv2_assoc_auth *a, const uint8_t *pdu, size_t frag_len,
         r = a->sec.ops->step(a->sec.ctx, pdu + v.auth_off, v.auth_len, &tok, &tok_len);
         if (r < 0)
                 return step_failed(a, r);
-        if (r == DCERPC_SEC_DONE)
-                establish(a);
+        if (r == DCERPC_SEC_DONE && establish(a) < 0) {
+                free(tok);
+                return -EACCES;
+        }
         *ret_tok = tok;
         *ret_tok_len = tok_len;
         return r;

@@ -50,6 +50,7 @@ struct daemon {
         char *socket_path;              /* the Unix socket we made, NULL under socket activation */
         char *listen_tcp;               /* HOST:PORT, NULL = no TCP */
         char *accounts;                 /* the accounts file; NULL: the default */
+        char *keytab;                   /* Kerberos' keytab; NULL: no Kerberos */
         struct remote_auth *remote;     /* TCP's logons, once TCP is served */
         bool have_group;
         gid_t group;                    /* members may query, besides root and our own user */

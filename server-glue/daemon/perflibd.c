@@ -57,6 +57,8 @@ static void usage(FILE *f)
                 "  -a, --accounts=FILE      the accounts that may log on over TCP, reread\n"
                 "                           when it changes (env PERFLIB_ACCOUNTS; default\n"
                 "                           %s; see perflib-passwd(8))\n"
+                "  -k, --keytab=FILE        also accept Kerberos, with this keytab's key\n"
+                "                           (env PERFLIB_KEYTAB; default: no Kerberos)\n"
                 "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
                 "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
                 "                           the server's user (env PERFLIB_GROUP)\n"
@@ -275,6 +277,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "plugin-dir", required_argument, NULL, 'p' },
                 { "listen-tcp", required_argument, NULL, 'l' },
                 { "accounts", required_argument, NULL, 'a' },
+                { "keytab", required_argument, NULL, 'k' },
                 { "socket", required_argument, NULL, 's' },
                 { "group", required_argument, NULL, 'g' },
                 { "bind-timeout", required_argument, NULL, OPT_BIND_TIMEOUT },
@@ -315,12 +318,14 @@ static int parse_args(struct daemon *d, int argc, char **argv)
         int c, i;
 
         if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0 ||
-            dup_to(&d->accounts, getenv("PERFLIB_ACCOUNTS")) < 0)
+            dup_to(&d->accounts, getenv("PERFLIB_ACCOUNTS")) < 0 ||
+            dup_to(&d->keytab, getenv("PERFLIB_KEYTAB")) < 0)
                 return -ENOMEM;
-        while ((c = getopt_long(argc, argv, "r:R:p:l:a:s:g:dhV", opts, &i)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:R:p:l:a:k:s:g:dhV", opts, &i)) >= 0) {
                 char **dst = c == 'r' ? &d->runtime_dir : c == 'R' ? &d->registry_dir :
                              c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
-                             c == 's' ? &d->socket_path : c == 'a' ? &d->accounts : NULL;
+                             c == 's' ? &d->socket_path : c == 'a' ? &d->accounts :
+                             c == 'k' ? &d->keytab : NULL;
 
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
@@ -618,7 +623,9 @@ static int remote_setup(struct daemon *d)
                 return 0;
         if (!d->accounts && dup_to(&d->accounts, PERFLIB_ACCOUNTS_DEFAULT) < 0)
                 return -ENOMEM;
-        return remote_auth_new(d->accounts, &d->remote);
+        if (d->keytab && !*d->keytab)
+                dup_to(&d->keytab, NULL);
+        return remote_auth_new(d->accounts, d->keytab, &d->remote);
 }
 
 /* Socket activation: take what systemd passed. */
@@ -669,7 +676,8 @@ static int listen_own(struct daemon *d)
                 close(fd);
                 return r;
         }
-        log_info("serving TCP on %s to the accounts of %s", d->listen_tcp, d->accounts);
+        log_info("serving TCP on %s to the accounts of %s (NTLM%s)", d->listen_tcp,
+                 d->accounts, d->keytab ? ", Kerberos" : "");
         return listener_add(d, fd, true);
 }
 
@@ -796,6 +804,7 @@ static void daemon_done(struct daemon *d)
         /* After conns_stop: no connection logs on any more. */
         remote_auth_free(d->remote);
         free(d->accounts);
+        free(d->keytab);
 }
 
 static int run(struct daemon *d)

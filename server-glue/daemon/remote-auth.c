@@ -15,6 +15,7 @@
 
 #include "accounts.h"
 #include "auth-delay.h"
+#include "dcerpc-krb5.h"
 #include "dcerpc-ntlm.h"
 #include "log.h"
 #include "remote-auth.h"
@@ -26,6 +27,7 @@ struct remote_auth {
         struct acct_file *file;         /* NULL until a good file was read */
         int last_err;                   /* of the last read, logged once */
         struct auth_delay *delay;
+        char *keytab;                   /* NULL: no Kerberos */
         struct pv2_auth_policy policy;
 };
 
@@ -62,8 +64,25 @@ static int lookup(void *userdata, const char *user, const char *domain,
         return r == -EACCES ? -ENOENT : r;
 }
 
+/* Kerberos, when we have a keytab; a keytab gone bad since the start refuses the logon. */
+static int kerberos(struct remote_auth *ra, struct dcerpc_sec *ret)
+{
+        int r;
+
+        if (!ra->keytab)
+                return -EPROTONOSUPPORT;
+        r = dcerpc_sec_krb5_acceptor(ra->keytab, ret);
+        if (r == -ENOKEY) {
+                log_error("Kerberos: the keytab %s has no key for us any more", ra->keytab);
+                return -EACCES;
+        }
+        return r;
+}
+
 static int spnego_inner(void *userdata, enum spnego_mech mech, struct dcerpc_sec *ret)
 {
+        if (mech == SPNEGO_MECH_KRB5 || mech == SPNEGO_MECH_MS_KRB5)
+                return kerberos(userdata, ret);
         if (mech != SPNEGO_MECH_NTLM)
                 return -EPROTONOSUPPORT;
         return dcerpc_sec_ntlm_server(REMOTE_AUTH_DOMAIN, lookup, userdata, ret);
@@ -75,23 +94,66 @@ static int new_sec(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
                 return dcerpc_sec_ntlm_server(REMOTE_AUTH_DOMAIN, lookup, userdata, ret);
         if (auth_type == DCERPC_AUTH_TYPE_SPNEGO)
                 return dcerpc_sec_spnego_server(spnego_inner, userdata, ret);
+        if (auth_type == DCERPC_AUTH_TYPE_KRB5)
+                return kerberos(userdata, ret);
         return -EPROTONOSUPPORT;
 }
 
-int remote_auth_new(const char *path, struct remote_auth **ret)
+/*
+ * Who may query: an account of the file, enabled.  NTLM found it there
+ * already; a Kerberos principal is named "user" when of our own realm
+ * (dcerpc-krb5.h), "user@REALM" otherwise, and must be listed so.
+ */
+static int authorize(void *userdata, const char *peer)
 {
-        struct remote_auth *ra = calloc(1, sizeof(*ra));
+        struct remote_auth *ra = userdata;
+        uint8_t hash[NTLM_HASH_SIZE];
+        int r = -ENOENT;
 
+        pthread_mutex_lock(&ra->lock);
+        accounts_refresh(ra);
+        if (ra->file)
+                r = acct_lookup(ra->file, peer, hash);
+        pthread_mutex_unlock(&ra->lock);
+        explicit_bzero(hash, sizeof(hash));
+        return r < 0 ? -EACCES : 0;
+}
+
+/* Whether the keytab holds a key we can accept with: checked once, at the start. */
+static int keytab_check(const char *keytab)
+{
+        struct dcerpc_sec probe;
+        int r = dcerpc_sec_krb5_acceptor(keytab, &probe);
+
+        if (r < 0) {
+                log_error("Kerberos: cannot accept with the keytab %s: %s", keytab,
+                          r == -ENOKEY ? "no usable key in it" : strerror(-r));
+                return r;
+        }
+        dcerpc_sec_free(&probe);
+        return 0;
+}
+
+int remote_auth_new(const char *path, const char *keytab, struct remote_auth **ret)
+{
+        struct remote_auth *ra;
+        int r;
+
+        if (keytab && (r = keytab_check(keytab)) < 0)
+                return r;
+        ra = calloc(1, sizeof(*ra));
         if (!ra)
                 return -ENOMEM;
         ra->path = strdup(path);
-        if (!ra->path || auth_delay_new(0, &ra->delay) < 0) {
+        ra->keytab = keytab ? strdup(keytab) : NULL;
+        if (!ra->path || (keytab && !ra->keytab) || auth_delay_new(0, &ra->delay) < 0) {
                 free(ra->path);
+                free(ra->keytab);
                 free(ra);
                 return -ENOMEM;
         }
         pthread_mutex_init(&ra->lock, NULL);
-        ra->policy = (struct pv2_auth_policy){ new_sec, ra };
+        ra->policy = (struct pv2_auth_policy){ new_sec, authorize, ra };
         accounts_refresh(ra);
         *ret = ra;
         return 0;
@@ -105,6 +167,7 @@ void remote_auth_free(struct remote_auth *ra)
         auth_delay_free(ra->delay);
         pthread_mutex_destroy(&ra->lock);
         free(ra->path);
+        free(ra->keytab);
         free(ra);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * remote-auth.h: who may query over TCP.  Every TCP connection must
- * authenticate at packet privacy (MS-PCQ 2.1), with NTLM or SPNEGO,
- * against the accounts file (accounts.h, edited by perflib-passwd),
+ * authenticate at packet privacy (MS-PCQ 2.1), with NTLM, Kerberos (given
+ * a keytab) or SPNEGO offering either, as an account of the accounts file
+ * (accounts.h, edited by perflib-passwd),
  * which is reread whenever it changes; the answers to failed attempts
  * are slowed per address (auth-delay.h).  Internal to perflibd.
  */
@@ -20,9 +21,11 @@ struct remote_auth;
 
 /*
  * Reads path now (a missing or unreadable file is logged, and every logon
- * is refused until a good one appears).  *ret is the caller's.
+ * is refused until a good one appears).  With keytab, Kerberos is offered
+ * too (alone, and in SPNEGO), once the keytab proved usable: -ENOKEY
+ * otherwise.  *ret is the caller's.
  */
-int remote_auth_new(const char *path, struct remote_auth **ret);
+int remote_auth_new(const char *path, const char *keytab, struct remote_auth **ret);
 void remote_auth_free(struct remote_auth *ra);
 
 /* The policy to give each TCP connection (pv2_server_conn_set_auth); owned by ra. */

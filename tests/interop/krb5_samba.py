@@ -72,7 +72,8 @@ def establish(level):
     done, tok = g.update(bytes.fromhex(answer.split()[1]))
     check("Samba's client done after our AP-REP", done)
     answer = peer.ask("TOKEN", tok.hex())
-    check("the third leg establishes: " + answer, answer == "DONE user@PERFLIB.TEST")
+    # The peer of our own realm is named without it, as Windows names its domain's users.
+    check("the third leg establishes: " + answer, answer == "DONE user")
     return peer, g
 
 

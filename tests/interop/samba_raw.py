@@ -17,6 +17,12 @@ negotiated, and the signature of each response is checked the same way
 before its stub is read.  Refusals: a wrong password gets
 nca_s_fault_access_denied in answer to the alter_context, PKT_INTEGRITY a
 bind_nak.
+
+PerflibKrb5 (run by tests/test-remote-krb5.sh, with a realm of
+tests/krb5-kdc.sh and perflibd given its keytab) does the same with
+Kerberos, alone and in SPNEGO, with Samba's gensec on MIT's library: there
+its wrap and unwrap do seal requests and open responses, so the whole call
+is Samba's.  A principal that is not an account is refused.
 """
 
 import os
@@ -27,7 +33,7 @@ import unittest
 import samba.dcerpc.base
 import samba.dcerpc.dcerpc as dcerpc
 import samba.dcerpc.misc as misc
-from samba import credentials
+from samba import credentials, gensec
 from samba.tests.dcerpc.raw_testcase import RawDCERPCTest
 
 from Cryptodome.Cipher import ARC4
@@ -181,6 +187,72 @@ class PerflibRaw(RawDCERPCTest):
         self.bind(dcerpc.DCERPC_AUTH_TYPE_NTLMSSP, level=dcerpc.DCERPC_AUTH_LEVEL_INTEGRITY,
                   nak_reason=dcerpc.DCERPC_BIND_NAK_REASON_INVALID_AUTH_TYPE)
         self.closed()
+
+
+class PerflibKrb5(PerflibRaw):
+    """Kerberos: the bind, then EnumerateCounterSet sealed by Samba's gensec."""
+
+    def setUp(self):
+        if not os.environ.get('KRB5CCNAME'):
+            self.skipTest('no Kerberos realm (tests/test-remote-krb5.sh makes one)')
+        super().setUp()
+
+    def creds(self, password=None):
+        c = credentials.Credentials()
+        c.guess(self.lp_ctx)
+        c.set_kerberos_state(credentials.MUST_USE_KERBEROS)
+        c.set_named_ccache(os.environ['KRB5CCNAME'], credentials.SPECIFIED, self.lp_ctx)
+        return c
+
+    def enumerate_countersets(self, ctx, auth, call_id=2):
+        g = auth['gensec']
+        stub = struct.pack('<LLLHHL', 1, 0, 1, 0, 0, 256)
+        pad = (16 - len(stub) % 16) % 16
+        body = stub + b'\0' * pad
+        size = g.sig_size(len(body))
+        token = g.wrap(body)
+        trailer = struct.pack('<BBBBL', auth['auth_type'], auth['auth_level'], pad, 0,
+                              auth['auth_context_id'])
+        head = struct.pack('<BBBB4sHHLLHH', 5, 0, 0, 3, b'\x10\0\0\0',
+                           24 + len(body) + 8 + size, size, call_id, len(stub),
+                           ctx.context_id, 0)
+        self.s.sendall(head + token[size:] + trailer + token[:size])
+        rep, blob = self.recv_pdu_raw()
+        if rep.ptype == dcerpc.DCERPC_PKT_FAULT:
+            self.fail('EnumerateCounterSet: fault 0x%x' % rep.u.status)
+        self.verify_pdu(rep, dcerpc.DCERPC_PKT_RESPONSE, call_id, auth_length=rep.auth_length)
+        sig_at = rep.frag_length - rep.auth_length
+        trailer_at = sig_at - 8
+        a = self.parse_auth(blob[trailer_at:], auth_context=auth, stub_len=trailer_at - 24)
+        plain = g.unwrap(blob[sig_at:] + blob[24:trailer_at])
+        plain = plain[:len(plain) - a.auth_pad_length]
+        self.assertEqual(len(plain), rep.u.alloc_hint)
+        out_size, rtn_size = struct.unpack('<LL', plain[:8])
+        self.assertEqual(struct.unpack('<L', plain[-4:])[0], 0, 'EnumerateCounterSet succeeds')
+        self.assertEqual(out_size, rtn_size)
+        self.assertEqual(rtn_size, int(os.environ['PERFLIB_COUNTERSETS']))
+        return rtn_size
+
+    def test_krb5(self):
+        ctx, auth, _ = self.bind(dcerpc.DCERPC_AUTH_TYPE_KRB5)
+        n = self.enumerate_countersets(ctx, auth)
+        self.assertEqual(self.enumerate_countersets(ctx, auth, call_id=3), n)
+
+    def test_spnego_krb5(self):
+        ctx, auth, _ = self.bind(dcerpc.DCERPC_AUTH_TYPE_SPNEGO)
+        self.enumerate_countersets(ctx, auth)
+
+    def test_not_an_account(self):
+        # The script deleted the account before this case: Kerberos vouches, we refuse.
+        if not os.environ.get('PERFLIB_KRB5_NO_ACCOUNT'):
+            self.skipTest('run by tests/test-remote-krb5.sh once the account is gone')
+        self.bind(dcerpc.DCERPC_AUTH_TYPE_KRB5, alter_fault=ACCESS_DENIED)
+        self.closed()
+
+    # NTLM's cases are PerflibRaw's.
+    test_ntlmssp_alter_context = test_ntlmssp_auth3 = test_ntlmssp_header_signing = None
+    test_spnego = test_spnego_header_signing = test_wrong_password = None
+    test_integrity_refused = None
 
 
 if __name__ == '__main__':
