@@ -10,6 +10,14 @@
  * The server's reply is untrusted like anything else from a socket:
  * responses are reassembled up to a bound computed from what the call can
  * legitimately return, and the stub is checked field by field.
+ *
+ * Over TCP the client may authenticate (MS-PCQ 2.1: NTLM or SPNEGO at
+ * PKT_PRIVACY): the bind carries the security context's first token, the
+ * bind_ack the server's answer, and an auth3 (NTLM) or alter_context
+ * (SPNEGO, whose answer proves the server through mechListMIC) completes
+ * it.  From then on every request is sealed and every response fragment
+ * checked and unsealed whole before a byte of it is believed; a fragment
+ * that fails breaks the connection as a timeout does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +32,8 @@
 #include <unistd.h>
 
 #include "dcerpc.h"
+#include "dcerpc-auth.h"
+#include "dcerpc-sec.h"
 #include "ndr.h"
 #include "pcq-utf.h"
 #include "perflibv2.h"
@@ -31,6 +41,12 @@
 #define PV2_CLIENT_FRAG DCERPC_SERVER_MAX_FRAG
 /* Slack over the lpData bytes for the other [out] fields of a response. */
 #define PV2_RESPONSE_SLACK 64u
+/* A bind or alter_context of one context with one transfer syntax, before any verifier. */
+#define PV2_BIND_SIZE 72u
+/* Tokens a context may take after the bind_ack's (SPNEGO around NTLM needs one). */
+#define PV2_AUTH_ROUNDS 4
+/* Our auth_context_id: one security context per connection, any number does. */
+#define PV2_AUTH_CONTEXT_ID 1u
 
 struct pv2_client {
         int fd;
@@ -39,6 +55,9 @@ struct pv2_client {
         uint16_t max_xmit;              /* largest fragment we may send */
         uint32_t last_fault;
         bool broken;
+        uint8_t bind_flags;             /* of the bind and alter_context */
+        struct dcerpc_sec sec;          /* owned; ops NULL: unauthenticated */
+        struct dcerpc_auth auth;        /* its protection, mech set once established */
         uint8_t frag[65536];            /* one received fragment */
 };
 
@@ -134,14 +153,22 @@ static int recv_pdu(struct pv2_client *c, struct dcerpc_hdr *ret, int64_t deadli
 
 /* ---- connect and bind ---- */
 
-static int bind_iface(struct pv2_client *c)
+/*
+ * A bind or alter_context (ptype) offering PerflibV2 over NDR as context 0,
+ * with a verifier carrying token when there is one.  *ret is malloc'd,
+ * the caller's.
+ */
+static int build_bind(const struct pv2_client *c, uint8_t ptype, uint32_t call_id,
+                      const uint8_t *token, size_t token_len, uint8_t **ret, size_t *ret_len)
 {
-        int64_t deadline = deadline_of(c);
-        uint8_t b[72] = { 0 };
-        struct dcerpc_hdr h;
+        uint8_t *b = NULL, *at;
+        size_t len = 0;
+        int r = dcerpc_grow(&b, &len, PV2_BIND_SIZE, &at);
 
-        dcerpc_put_hdr(b, DCERPC_BIND, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
-                       sizeof(b), c->next_call_id++);
+        if (r < 0)
+                return r;
+        memset(b, 0, PV2_BIND_SIZE);
+        dcerpc_put_hdr(b, ptype, c->bind_flags, PV2_BIND_SIZE, call_id);
         ndr_put_le16(b + 16, PV2_CLIENT_FRAG);
         ndr_put_le16(b + 18, PV2_CLIENT_FRAG);
         /* assoc_group 0; one context, id 0, one transfer syntax. */
@@ -149,17 +176,42 @@ static int bind_iface(struct pv2_client *c)
         b[30] = 1;
         memcpy(b + 32, dcerpc_pv2_syntax, DCERPC_SYNTAX_SIZE);
         memcpy(b + 52, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE);
-        int r = send_all(c->fd, b, sizeof(b), deadline);
-        if (r < 0)
+        if (token)
+                r = dcerpc_auth_append_token(&b, &len, 0, c->auth.auth_type, c->auth.auth_level,
+                                             c->auth.context_id, token, token_len);
+        if (r < 0) {
+                free(b);
                 return r;
-        r = recv_pdu(c, &h, deadline);
-        if (r < 0)
-                return r;
-        if (h.ptype != DCERPC_BIND_ACK || h.frag_len < 28)
-                return -EPROTO;
+        }
+        *ret = b;
+        *ret_len = len;
+        return 0;
+}
 
+static int send_bind(struct pv2_client *c, uint8_t ptype, uint32_t call_id, const uint8_t *token,
+                     size_t token_len, int64_t deadline)
+{
+        uint8_t *b;
+        size_t len;
+        int r = build_bind(c, ptype, call_id, token, token_len, &b, &len);
+
+        if (r < 0)
+                return r;
+        r = send_all(c->fd, b, len, deadline);
+        free(b);
+        return r;
+}
+
+/*
+ * The body of a bind_ack or alter_context_resp in c->frag: the context
+ * accepted with NDR, and the server's largest receive fragment.
+ */
+static int parse_ack(const struct pv2_client *c, const struct dcerpc_hdr *h,
+                     uint16_t *ret_server_recv)
+{
         struct ndr_pull p;
-        ndr_pull_init(&p, c->frag, h.frag_len);
+
+        ndr_pull_init(&p, c->frag, h->frag_len);
         (void)ndr_pull_bytes(&p, DCERPC_HDR_SIZE);
         (void)ndr_pull_u16(&p);                 /* the server's max_xmit_frag */
         uint16_t server_recv = ndr_pull_u16(&p);
@@ -173,22 +225,189 @@ static int bind_iface(struct pv2_client *c)
         if (p.err || n < 1 || ndr_le16(res) != DCERPC_RESULT_ACCEPTANCE ||
             memcmp(res + 4, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE) != 0)
                 return -EPROTO;
-        c->max_xmit = server_recv < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
-                      server_recv > PV2_CLIENT_FRAG ? PV2_CLIENT_FRAG : server_recv;
+        *ret_server_recv = server_recv;
         return 0;
 }
 
-static int client_new(int fd, int timeout_ms, struct pv2_client **ret)
+/*
+ * A refusal of a bind or alter_context: a bind_nak for anything but the
+ * protocol version, or nca_s_fault_access_denied, says the server will
+ * not have us (an unauthenticated bind over TCP, a wrong password).
+ */
+static int refusal(const struct pv2_client *c, const struct dcerpc_hdr *h)
+{
+        if (h->ptype == DCERPC_BIND_NAK && h->frag_len >= DCERPC_HDR_SIZE + 2)
+                return ndr_le16(c->frag + DCERPC_HDR_SIZE) == DCERPC_NAK_PROTOCOL_VERSION ?
+                       -EPROTO : -EACCES;
+        if (h->ptype == DCERPC_FAULT && h->frag_len >= DCERPC_FAULT_SIZE &&
+            ndr_le32(c->frag + 24) == PV2_NCA_S_FAULT_ACCESS_DENIED)
+                return -EACCES;
+        return -EPROTO;
+}
+
+/*
+ * Receives the answer (want) to the bind or alter_context call_id into
+ * c->frag.  When authenticating, its verifier must match ours (type,
+ * level, context id): *ret views it, auth_len 0 when there is none.
+ */
+static int recv_ack(struct pv2_client *c, uint8_t want, uint32_t call_id, int64_t deadline,
+                    uint16_t *ret_server_recv, struct dcerpc_auth_view *ret)
+{
+        struct dcerpc_auth_view v = { 0 };
+        struct dcerpc_hdr h;
+        int r = recv_pdu(c, &h, deadline);
+
+        if (r < 0)
+                return r;
+        if (h.ptype != want || h.call_id != call_id)
+                return refusal(c, &h);
+        r = parse_ack(c, &h, ret_server_recv);
+        if (r < 0)
+                return r;
+        if (c->sec.ops) {
+                if (dcerpc_auth_parse(c->frag, h.frag_len, &v) < 0)
+                        return -EPROTO;
+                if (v.auth_len && (v.auth_type != c->auth.auth_type ||
+                                   v.auth_level != c->auth.auth_level ||
+                                   v.auth_context_id != c->auth.context_id))
+                        return -EPROTO;
+        } else if (h.auth_len)
+                return -EPROTO;
+        *ret = v;
+        return 0;
+}
+
+/* NTLM's third leg: AUTHENTICATE in an auth3 of the bind's call_id; nothing answers it. */
+static int send_auth3(struct pv2_client *c, uint32_t call_id, const uint8_t *token,
+                      size_t token_len, int64_t deadline)
+{
+        uint8_t *b = NULL, *at;
+        size_t len = 0;
+        int r = dcerpc_grow(&b, &len, DCERPC_HDR_SIZE + 4, &at);
+
+        if (r < 0)
+                return r;
+        memset(b, 0, len);
+        dcerpc_put_hdr(b, DCERPC_AUTH3, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
+                       (uint16_t)len, call_id);
+        r = dcerpc_auth_append_token(&b, &len, 0, c->auth.auth_type, c->auth.auth_level,
+                                     c->auth.context_id, token, token_len);
+        if (r == 0)
+                r = send_all(c->fd, b, len, deadline);
+        free(b);
+        return r;
+}
+
+/*
+ * Steps the security context from the server's token in the bind_ack (v)
+ * until it is established: NTLM ends with an auth3, SPNEGO with an
+ * alter_context whose answer carries the server's last token (and its
+ * mechListMIC, which the step checks).  -EACCES when the server refuses
+ * us or fails to prove itself.
+ */
+static int authenticate(struct pv2_client *c, uint32_t bind_call_id,
+                        const struct dcerpc_auth_view *v, int64_t deadline)
+{
+        const uint8_t *in = v->auth_len ? c->frag + v->auth_off : NULL;
+        size_t in_len = v->auth_len;
+
+        for (int round = 0; round < PV2_AUTH_ROUNDS; round++) {
+                struct dcerpc_auth_view ack;
+                uint16_t unused;
+                uint8_t *tok = NULL;
+                size_t tok_len = 0;
+                uint32_t call_id = c->next_call_id;
+                int st = c->sec.ops->step(c->sec.ctx, in, in_len, &tok, &tok_len);
+
+                if (st < 0)
+                        return st;
+                if (!tok)
+                        return st == DCERPC_SEC_DONE ? 0 : -EPROTO;
+                if (st == DCERPC_SEC_DONE && c->auth.auth_type == DCERPC_AUTH_TYPE_NTLM) {
+                        int r = send_auth3(c, bind_call_id, tok, tok_len, deadline);
+                        free(tok);
+                        return r;
+                }
+                c->next_call_id++;
+                int r = send_bind(c, DCERPC_ALTER_CONTEXT, call_id, tok, tok_len, deadline);
+                free(tok);
+                if (r == 0)
+                        r = recv_ack(c, DCERPC_ALTER_CONTEXT_RESP, call_id, deadline, &unused, &ack);
+                if (r < 0)
+                        return r;
+                if (st == DCERPC_SEC_DONE && ack.auth_len == 0)
+                        return 0;
+                in = ack.auth_len ? c->frag + ack.auth_off : NULL;
+                in_len = ack.auth_len;
+        }
+        return -EPROTO;
+}
+
+/* Binds, authenticating first when c has a security context. */
+static int bind_iface(struct pv2_client *c)
+{
+        int64_t deadline = deadline_of(c);
+        uint32_t call_id = c->next_call_id++;
+        uint8_t *tok = NULL;
+        size_t tok_len = 0;
+        struct dcerpc_auth_view v;
+        uint16_t server_recv;
+        int r = 0;
+
+        if (c->sec.ops) {
+                r = c->sec.ops->step(c->sec.ctx, NULL, 0, &tok, &tok_len);
+                if (r >= 0 && !tok)
+                        r = -EPROTO;
+        }
+        if (r >= 0)
+                r = send_bind(c, DCERPC_BIND, call_id, tok, tok_len, deadline);
+        free(tok);
+        if (r == 0)
+                r = recv_ack(c, DCERPC_BIND_ACK, call_id, deadline, &server_recv, &v);
+        if (r < 0)
+                return r;
+        c->max_xmit = server_recv < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
+                      server_recv > PV2_CLIENT_FRAG ? PV2_CLIENT_FRAG : server_recv;
+        if (!c->sec.ops)
+                return 0;
+        /* A server that binds us without a token does not authenticate: not one to trust. */
+        if (v.auth_len == 0)
+                return -EPROTO;
+        c->auth.header_sign = dcerpc_auth_header_sign(c->bind_flags, v.flags);
+        r = authenticate(c, call_id, &v, deadline);
+        if (r < 0)
+                return r;
+        c->auth.mech = c->sec.ops->mech;
+        c->auth.ctx = c->sec.ops->mech_ctx ? c->sec.ops->mech_ctx(c->sec.ctx) : NULL;
+        return c->auth.mech && c->auth.ctx ? 0 : -EPROTO;
+}
+
+/*
+ * Takes fd and *sec (its ops NULL: no authentication), whatever the
+ * outcome, and binds.
+ */
+static int client_new(int fd, int timeout_ms, uint8_t auth_type, struct dcerpc_sec *sec,
+                      struct pv2_client **ret)
 {
         struct pv2_client *c = calloc(1, sizeof(*c));
 
         if (!c) {
                 close(fd);
+                dcerpc_sec_free(sec);
                 return -ENOMEM;
         }
         c->fd = fd;
         c->timeout_ms = timeout_ms;
         c->next_call_id = 1;
+        c->bind_flags = DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG;
+        c->sec = *sec;
+        *sec = (struct dcerpc_sec){ 0 };
+        if (c->sec.ops) {
+                c->bind_flags |= DCERPC_PFC_SUPPORT_HEADER_SIGN;
+                c->auth = (struct dcerpc_auth){ .auth_type = auth_type,
+                                                .auth_level = DCERPC_AUTH_LEVEL_PRIVACY,
+                                                .context_id = PV2_AUTH_CONTEXT_ID };
+        }
         int r = bind_iface(c);
         if (r < 0) {
                 pv2_client_free(c);
@@ -224,7 +443,7 @@ int pv2_client_connect_unix(const char *path, int timeout_ms, struct pv2_client 
                 close(fd);
                 return r;
         }
-        return client_new(fd, timeout_ms, ret);
+        return client_new(fd, timeout_ms, DCERPC_AUTH_TYPE_NONE, &(struct dcerpc_sec){ 0 }, ret);
 }
 
 /* A non-blocking connect to one address, bounded by deadline. */
@@ -253,17 +472,24 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
         return fd;
 }
 
-int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
-                           struct pv2_client **ret)
+int pv2_client_connect_tcp_sec(const char *host, const char *port, int timeout_ms,
+                               uint8_t auth_type, struct dcerpc_sec *sec, struct pv2_client **ret)
 {
         struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
         struct addrinfo *res = NULL;
+        struct dcerpc_sec none = { 0 };
         int r = -ECONNREFUSED;
 
-        if (!host || !port || !ret || timeout_ms < 0)
+        if (!sec)
+                sec = &none;
+        if (!host || !port || !ret || timeout_ms < 0 || (sec->ops && !sec->ops->step)) {
+                dcerpc_sec_free(sec);
                 return -EINVAL;
-        if (getaddrinfo(host, port, &hints, &res) != 0)
+        }
+        if (getaddrinfo(host, port, &hints, &res) != 0) {
+                dcerpc_sec_free(sec);
                 return -EHOSTUNREACH;
+        }
         int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
         int fd = -1;
         for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
@@ -272,9 +498,17 @@ int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
                         r = fd;
         }
         freeaddrinfo(res);
-        if (fd < 0)
+        if (fd < 0) {
+                dcerpc_sec_free(sec);
                 return r;
-        return client_new(fd, timeout_ms, ret);
+        }
+        return client_new(fd, timeout_ms, auth_type, sec, ret);
+}
+
+int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
+                           struct pv2_client **ret)
+{
+        return pv2_client_connect_tcp_sec(host, port, timeout_ms, DCERPC_AUTH_TYPE_NONE, NULL, ret);
 }
 
 void pv2_client_free(struct pv2_client *c)
@@ -283,6 +517,7 @@ void pv2_client_free(struct pv2_client *c)
                 return;
         if (c->fd >= 0)
                 close(c->fd);
+        dcerpc_sec_free(&c->sec);
         free(c);
 }
 
@@ -293,50 +528,169 @@ uint32_t pv2_client_last_fault(const struct pv2_client *c)
 
 /* ---- one call ---- */
 
-/* Receives the rest of a fault (or anything that is not a response) into c->frag. */
-static int recv_rest(struct pv2_client *c, const struct dcerpc_hdr *h, int64_t deadline)
+/* Where the stub of a response goes: its first bytes into head, the rest into ret. */
+struct stub_dest {
+        uint8_t *head;
+        size_t head_len, head_got;
+        size_t cap;                     /* ret may not grow past it */
+        struct ndr_push *ret;
+};
+
+/* n bytes into dst: from src, or from the socket when src is NULL. */
+static int fill(struct pv2_client *c, uint8_t *dst, const uint8_t *src, size_t n,
+                int64_t deadline)
 {
-        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, h->frag_len - DCERPC_HDR_SIZE,
+        if (n == 0)
+                return 0;
+        if (!src)
+                return recv_all(c->fd, dst, n, deadline);
+        memcpy(dst, src, n);
+        return 0;
+}
+
+/*
+ * Places the n stub bytes of one response fragment where d says, each
+ * byte received (src NULL) or copied (src, an unsealed fragment) once.
+ */
+static int take_stub(struct pv2_client *c, const uint8_t *src, size_t n, struct stub_dest *d,
+                     int64_t deadline)
+{
+        size_t h = d->head_len - d->head_got < n ? d->head_len - d->head_got : n;
+        int r;
+
+        if (n - h > d->cap - d->ret->size)
+                return -EPROTO;
+        r = fill(c, d->head + d->head_got, src, h, deadline);
+        if (r < 0)
+                return r;
+        d->head_got += h;
+        if (n == h)
+                return 0;
+        uint8_t *b = ndr_push_room(d->ret, n - h);
+        if (!b)
+                return d->ret->err;
+        return fill(c, b, src ? src + h : NULL, n - h, deadline);
+}
+
+/* A fragment of the answer to a call, its call header in c->frag. */
+struct frag {
+        struct dcerpc_hdr h;
+        const uint8_t *stub;            /* unsealed in c->frag; NULL: still on the socket */
+        size_t stub_len;
+};
+
+/* A plain fragment: the headers now, the stub (of a response) left to take_stub. */
+static int recv_plain(struct pv2_client *c, struct frag *f, int64_t deadline)
+{
+        int r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
+
+        if (r < 0)
+                return r;
+        if (dcerpc_parse_hdr(c->frag, &f->h) < 0 || f->h.auth_len != 0)
+                return -EPROTO;
+        if (f->h.ptype != DCERPC_RESPONSE || f->h.frag_len < DCERPC_CALL_HDR_SIZE)
+                return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
+                                f->h.frag_len - DCERPC_HDR_SIZE, deadline);
+        f->stub = NULL;
+        f->stub_len = f->h.frag_len - DCERPC_CALL_HDR_SIZE;
+        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE,
                         deadline);
 }
 
 /*
- * Receives the stub bytes of one response fragment (its call header is in
- * c->frag): the first ones into head until *head_got reaches head_len, the
- * rest straight into ret, which must not grow past resp_cap.
+ * A protected fragment, whole, checked and unsealed before anything in it
+ * is believed.  A fault without a verifier is taken as it is: a server
+ * refusing a call may not sign its refusal, and a forged one can only
+ * end the call, as a forged reset could.
  */
-static int recv_stub(struct pv2_client *c, size_t n, uint8_t *head, size_t head_len,
-                     size_t *head_got, size_t resp_cap, struct ndr_push *ret, int64_t deadline)
+static int recv_sealed(struct pv2_client *c, struct frag *f, int64_t deadline)
 {
-        size_t h = head_len - *head_got < n ? head_len - *head_got : n;
-        int r = h ? recv_all(c->fd, head + *head_got, h, deadline) : 0;
+        struct dcerpc_auth_view v;
+        int r = recv_pdu(c, &f->h, deadline);
 
         if (r < 0)
                 return r;
-        *head_got += h;
-        n -= h;
-        if (n > resp_cap - ret->size)
-                return -EPROTO;
-        uint8_t *b = n ? ndr_push_room(ret, n) : NULL;
-        if (n && !b)
-                return ret->err;
-        return n ? recv_all(c->fd, b, n, deadline) : 0;
+        if (f->h.ptype == DCERPC_FAULT && f->h.auth_len == 0)
+                return 0;
+        r = dcerpc_auth_verify(&c->auth, c->frag, f->h.frag_len, &v);
+        if (r < 0)
+                return r;
+        f->stub = c->frag + v.stub_off;
+        f->stub_len = v.stub_len;
+        return 0;
+}
+
+static uint32_t fault_status(struct pv2_client *c, const struct frag *f)
+{
+        if (f->h.ptype != DCERPC_FAULT || f->h.frag_len < DCERPC_FAULT_SIZE)
+                return 0;
+        c->last_fault = ndr_le32(c->frag + 24);
+        return c->last_fault == PV2_NCA_S_FAULT_ACCESS_DENIED ? ERROR_ACCESS_DENIED :
+               PV2_RPC_S_CALL_FAILED;
+}
+
+/* The request PDUs of a call, protected when the connection is. */
+static int build_request(struct pv2_client *c, uint32_t call_id, uint16_t opnum,
+                         const struct ndr_push *stub, uint8_t **pdus, size_t *pdus_len)
+{
+        if (c->sec.ops)
+                return dcerpc_auth_append_call(&c->auth, pdus, pdus_len, DCERPC_REQUEST, call_id,
+                                               0, opnum, stub->data, stub->size, c->max_xmit);
+        return dcerpc_append_call(pdus, pdus_len, DCERPC_REQUEST, call_id, 0, opnum,
+                                  stub->data, stub->size, c->max_xmit);
+}
+
+/*
+ * Receives the response to call_id into d, fragment by fragment: 0 with
+ * *ret_fault 0, or the status of a fault as call_split returns it; -errno
+ * when the connection is out of step.
+ */
+static int recv_response(struct pv2_client *c, uint32_t call_id, struct stub_dest *d,
+                         int64_t deadline, uint32_t *ret_fault)
+{
+        for (bool first = true;; first = false) {
+                struct frag f = { 0 };
+                int r = c->sec.ops ? recv_sealed(c, &f, deadline) : recv_plain(c, &f, deadline);
+
+                if (r < 0)
+                        return r;
+                if (f.h.call_id != call_id || (first && !(f.h.flags & DCERPC_PFC_FIRST_FRAG)))
+                        return -EPROTO;
+                *ret_fault = fault_status(c, &f);
+                if (*ret_fault)
+                        return 0;
+                if (f.h.ptype != DCERPC_RESPONSE || f.h.frag_len < DCERPC_CALL_HDR_SIZE)
+                        return -EPROTO;
+                if (first) {
+                        /* alloc_hint sizes the buffer, within what the call may return. */
+                        uint32_t hint = ndr_le32(c->frag + 16);
+                        ndr_push_presize(d->ret, hint < d->cap ? hint : d->cap);
+                }
+                r = take_stub(c, f.stub, f.stub_len, d, deadline);
+                if (r < 0)
+                        return r;
+                if (f.h.flags & DCERPC_PFC_LAST_FRAG)
+                        return 0;
+        }
 }
 
 /*
  * Sends stub as a request of opnum, reassembles the response stub: its
  * first head_len bytes into head (*ret_head_got says how many came), the
  * rest (at most resp_cap bytes) into *ret (malloc'd, the caller's), each
- * fragment received where it belongs rather than copied there.  Returns 0,
- * the RPC_S_CALL_FAILED of a fault, ERROR_CONNECTION_ABORTED or
+ * fragment received where it belongs rather than copied there (once
+ * unsealed, when the connection is protected).  Returns 0, the
+ * RPC_S_CALL_FAILED of a fault (ERROR_ACCESS_DENIED for
+ * nca_s_fault_access_denied), ERROR_CONNECTION_ABORTED or
  * ERROR_OUTOFMEMORY.
  */
 static uint32_t call_split(struct pv2_client *c, uint16_t opnum, const struct ndr_push *stub,
                            uint8_t *head, size_t head_len, size_t *ret_head_got,
                            size_t resp_cap, struct ndr_push *ret)
 {
+        struct stub_dest d = { .head = head, .head_len = head_len, .cap = resp_cap, .ret = ret };
         uint8_t *pdus = NULL;
-        size_t pdus_len = 0, head_got = 0;
+        size_t pdus_len = 0;
         int64_t deadline = deadline_of(c);
         uint32_t call_id = c->next_call_id++;
 
@@ -344,55 +698,26 @@ static uint32_t call_split(struct pv2_client *c, uint16_t opnum, const struct nd
                 return PV2_ERROR_CONNECTION_ABORTED;
         if (stub->err)
                 return stub->err == -ENOMEM ? ERROR_OUTOFMEMORY : ERROR_INVALID_PARAMETER;
-        if (dcerpc_append_call(&pdus, &pdus_len, DCERPC_REQUEST, call_id, 0, opnum,
-                               stub->data, stub->size, c->max_xmit) < 0) {
+        if (build_request(c, call_id, opnum, stub, &pdus, &pdus_len) < 0) {
                 free(pdus);
+                /* A sealing mechanism may have moved its sequence on: no going back. */
+                c->broken = c->sec.ops != NULL;
                 return ERROR_OUTOFMEMORY;
         }
         int r = send_all(c->fd, pdus, pdus_len, deadline);
         free(pdus);
         ndr_push_init(ret);
-        for (bool first = true; r == 0;) {
-                struct dcerpc_hdr h;
-                r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
-                if (r < 0)
-                        break;
-                if (dcerpc_parse_hdr(c->frag, &h) < 0 || h.call_id != call_id ||
-                    h.auth_len != 0 || (first && !(h.flags & DCERPC_PFC_FIRST_FRAG))) {
-                        r = -EPROTO;
-                        break;
-                }
-                if (h.ptype != DCERPC_RESPONSE || h.frag_len < DCERPC_CALL_HDR_SIZE) {
-                        r = recv_rest(c, &h, deadline);
-                        if (r == 0 && h.ptype == DCERPC_FAULT && h.frag_len >= DCERPC_FAULT_SIZE) {
-                                c->last_fault = ndr_le32(c->frag + 24);
-                                ndr_push_done(ret);
-                                return PV2_RPC_S_CALL_FAILED;
-                        }
-                        r = -EPROTO;
-                        break;
-                }
-                r = recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
-                             DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE, deadline);
-                if (r < 0)
-                        break;
-                if (first) {
-                        /* alloc_hint sizes the buffer, within what the call may return. */
-                        uint32_t hint = ndr_le32(c->frag + 16);
-                        ndr_push_presize(ret, hint < resp_cap ? hint : resp_cap);
-                }
-                r = recv_stub(c, h.frag_len - DCERPC_CALL_HDR_SIZE, head, head_len, &head_got,
-                              resp_cap, ret, deadline);
-                if (r < 0)
-                        break;
-                first = false;
-                if (h.flags & DCERPC_PFC_LAST_FRAG) {
-                        if (ret_head_got)
-                                *ret_head_got = head_got;
-                        return 0;
-                }
+        uint32_t fault = 0;
+        if (r == 0)
+                r = recv_response(c, call_id, &d, deadline, &fault);
+        if (r == 0 && !fault) {
+                if (ret_head_got)
+                        *ret_head_got = d.head_got;
+                return 0;
         }
         ndr_push_done(ret);
+        if (r == 0)
+                return fault;
         c->broken = true;
         return PV2_ERROR_CONNECTION_ABORTED;
 }
