@@ -11,6 +11,8 @@
 #define PCQ_DCERPC_NTLM_H
 
 #include "dcerpc-auth.h"
+#include "dcerpc-sec.h"
+#include "ntlm.h"
 
 /*
  * A refused fragment (bad signature, replay, reordering) is -EKEYREJECTED,
@@ -18,5 +20,16 @@
  * on, so the association must end, as a tampered PDU ends it anyway.
  */
 extern const struct dcerpc_auth_mech dcerpc_ntlm_mech;
+
+/*
+ * NTLM as a security context being built: the server's, checking
+ * AUTHENTICATE against lookup (ntlm_server_new), and the client's, with an
+ * account's NT hash (ntlm_client_new).  *ret is the caller's
+ * (dcerpc_sec_free).
+ */
+int dcerpc_sec_ntlm_server(const char *target, ntlm_lookup_fn lookup, void *userdata,
+                           struct dcerpc_sec *ret);
+int dcerpc_sec_ntlm_client(const char *user, const char *domain,
+                           const uint8_t nt_hash[NTLM_HASH_SIZE], struct dcerpc_sec *ret);
 
 #endif /* PCQ_DCERPC_NTLM_H */

@@ -368,6 +368,7 @@ struct ntlm_server {
         size_t negotiate_len, challenge_len;
         uint8_t server_challenge[8];
         char user[NTLM_NAME_MAX + 1];
+        bool mic;                       /* the AUTHENTICATE carried a MIC */
         struct ntlm_session *session;
 };
 
@@ -412,6 +413,11 @@ const char *ntlm_server_user(const struct ntlm_server *s)
 struct ntlm_session *ntlm_server_session(struct ntlm_server *s)
 {
         return s && s->state == ESTABLISHED ? s->session : NULL;
+}
+
+bool ntlm_server_mic(const struct ntlm_server *s)
+{
+        return s && s->state == ESTABLISHED && s->mic;
 }
 
 static void put_av(uint8_t *p, size_t *at, uint16_t id, const void *v, size_t n)
@@ -568,6 +574,7 @@ static int server_authenticate(struct ntlm_server *s, const uint8_t *in, size_t 
                 return r;
         if (!known)
                 return -EACCES;
+        s->mic = a.has_mic;
         return ntlm_session_new(exported, false, &s->session);
 }
 

@@ -94,6 +94,8 @@ int ntlm_server_step(struct ntlm_server *s, const void *in, size_t in_len,
 /* Once established, else NULL.  Both belong to s. */
 const char *ntlm_server_user(const struct ntlm_server *s);
 struct ntlm_session *ntlm_server_session(struct ntlm_server *s);
+/* Whether the AUTHENTICATE carried a MIC: SPNEGO then wants a mechListMIC. */
+bool ntlm_server_mic(const struct ntlm_server *s);
 
 /* Client, with the NT hash of the account's password. */
 struct ntlm_client;
