@@ -51,6 +51,8 @@ static void add_target(struct out *o, const struct cl_target *t)
         case CL_TCP:
                 add(o, "perflibd on %s port %s%s", t->host, t->port,
                     strcmp(t->port, PCQ_DEFAULT_TCP_PORT) ? "" : " (the default port)");
+                if (t->user)
+                        add(o, " as %s (%s)", t->user, t->mech ? t->mech : "");
                 return;
         case CL_GIVEN:
                 add(o, "perflibd at %s", t->path);
@@ -117,8 +119,15 @@ static void add_refused(struct out *o, const struct cl_target *t)
 {
         struct stat st;
 
+        if (!is_unix(t) && t->user) {
+                add(o, "the server does not know user %s or the password is wrong: check "
+                    "them (PERFLIB_USER, PERFLIB_PASSWORD), or add the account on the "
+                    "server with perflib-passwd", t->user);
+                return;
+        }
         if (!is_unix(t)) {
-                add(o, "the server refused this client");
+                add(o, "perflibd serves TCP only to clients that authenticate: give a user "
+                    "and password (PERFLIB_USER and PERFLIB_PASSWORD, typeperf -u)");
                 return;
         }
         add(o, "perflibd answers only root, the user it runs as");
