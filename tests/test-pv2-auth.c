@@ -2,13 +2,15 @@
 /*
  * The client's authenticated binds and sealed calls (pv2-client.c)
  * against a scripted peer: a thread on a TCP loopback socket that plays
- * the server's part PDU by PDU and checks what the client sends.  The
- * security context is a scripted one (tokens in, tokens out) over the
- * toy mechanism of toy-mech.h, so this tests the client's exchange and
- * protection, not NTLM: NTLM's auth3, SPNEGO's alter_context, header
- * signing as negotiated, fragments reassembled once unsealed, and every
- * refusal (bind_nak, access denied, a server that fails to prove itself,
- * a tampered or unsigned response).
+ * the server's part PDU by PDU, stepping a server security context with
+ * the client's tokens, and checks what the client sends.  With scripted
+ * contexts on both ends (tokens in, tokens out) over the toy mechanism of
+ * toy-mech.h it tests the client's exchange and protection alone: NTLM's
+ * auth3, SPNEGO's alter_context, header signing as negotiated, fragments
+ * reassembled once unsealed, and every refusal (bind_nak, access denied,
+ * a server that fails to prove itself, a tampered or unsigned response).
+ * With librpc's own NTLM and SPNEGO on both ends it checks that the
+ * client drives the real ones: right and wrong passwords.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,9 +29,11 @@
 
 #include "dcerpc.h"
 #include "dcerpc-auth.h"
+#include "dcerpc-ntlm.h"
 #include "dcerpc-sec.h"
 #include "ndr.h"
 #include "perflibv2.h"
+#include "spnego-sec.h"
 #include "toy-mech.h"
 
 #define KEY 0x5a
@@ -98,10 +102,18 @@ static const struct step ntlm_steps[] = {
         { NULL, "NEGOTIATE", DCERPC_SEC_CONTINUE },
         { "CHALLENGE", "AUTHENTICATE", DCERPC_SEC_DONE },
 };
+static const struct step ntlm_server[] = {
+        { "NEGOTIATE", "CHALLENGE", DCERPC_SEC_CONTINUE },
+        { "AUTHENTICATE", NULL, DCERPC_SEC_DONE },
+};
 static const struct step spnego_steps[] = {
         { NULL, "INIT", DCERPC_SEC_CONTINUE },
         { "RESP1", "RESP2", DCERPC_SEC_CONTINUE },
         { "FINAL", NULL, DCERPC_SEC_DONE },
+};
+static const struct step spnego_server[] = {
+        { "INIT", "RESP1", DCERPC_SEC_CONTINUE },
+        { "RESP2", "FINAL", DCERPC_SEC_DONE },
 };
 /* The server's last token does not prove it (its mechListMIC is wrong). */
 static const struct step spnego_bad_mic[] = {
@@ -129,7 +141,8 @@ struct peer {
         pthread_t thread;
         const char *error;              /* what the peer found wrong, NULL: nothing */
         unsigned calls;                 /* requests it verified */
-        struct toy toy;
+        struct dcerpc_sec sec;          /* the server's context, owned */
+        bool refused;                   /* sec refused the client: calls get access denied */
         struct dcerpc_auth auth;
         uint8_t pdu[65536];
         size_t pdu_len;
@@ -171,23 +184,30 @@ static int read_pdu(struct peer *p, int fd, struct dcerpc_auth_view *ret)
         return 0;
 }
 
-/* Reads a bind or alter_context carrying token, of auth_type at PKT_PRIVACY. */
-static int expect_token(struct peer *p, int fd, uint8_t ptype, const char *token,
-                        struct dcerpc_auth_view *ret)
+/* Reads a PDU with a verifier of the peer's auth_type at PKT_PRIVACY. */
+static int read_token(struct peer *p, int fd, struct dcerpc_auth_view *ret)
 {
         if (read_pdu(p, fd, ret) < 0)
                 return -1;
-        PEER_CHECK(p, ret->ptype == ptype);
+        PEER_CHECK(p, ret->auth_len > 0);
         PEER_CHECK(p, ret->auth_type == p->auth_type);
         PEER_CHECK(p, ret->auth_level == DCERPC_AUTH_LEVEL_PRIVACY);
-        PEER_CHECK(p, ret->auth_len == strlen(token));
-        PEER_CHECK(p, memcmp(p->pdu + ret->auth_off, token, ret->auth_len) == 0);
         return 0;
+}
+
+/* Steps the server's context with the token v views; *ret_out is the caller's. */
+static int peer_step(struct peer *p, const struct dcerpc_auth_view *v, uint8_t **ret_out,
+                     size_t *ret_out_len)
+{
+        *ret_out = NULL;
+        *ret_out_len = 0;
+        return p->sec.ops->step(p->sec.ctx, p->pdu + v->auth_off, v->auth_len, ret_out,
+                                ret_out_len);
 }
 
 /* A bind_ack or alter_context_resp accepting PerflibV2 over NDR, with token. */
 static int send_ack(struct peer *p, int fd, uint8_t ptype, uint8_t flags, uint32_t call_id,
-                    const char *token)
+                    const uint8_t *token, size_t token_len)
 {
         uint8_t *b = NULL, *at;
         size_t n = 0;
@@ -201,8 +221,7 @@ static int send_ack(struct peer *p, int fd, uint8_t ptype, uint8_t flags, uint32
         b[28] = 1;
         memcpy(b + 36, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE);
         int r = dcerpc_auth_append_token(&b, &n, 0, p->auth_type, DCERPC_AUTH_LEVEL_PRIVACY,
-                                         p->auth.context_id, (const uint8_t *)token,
-                                         strlen(token));
+                                         p->auth.context_id, token, token_len);
         if (r == 0)
                 r = write_full(fd, b, n);
         free(b);
@@ -220,34 +239,68 @@ static int send_nak(struct peer *p, int fd, uint32_t call_id)
         return 0;
 }
 
-/* The server's half of the bind: NTLM's three legs or SPNEGO's four. */
+/*
+ * After the bind_ack: NTLM's auth3 (of the bind's call_id, unanswered) or
+ * SPNEGO's alter_contexts (new call_ids, each answered), until the
+ * server's context is established or refuses the client.
+ */
+static int peer_legs(struct peer *p, int fd, uint32_t bind_id)
+{
+        for (uint32_t call_id = bind_id;;) {
+                struct dcerpc_auth_view v;
+                uint8_t *tok;
+                size_t len;
+
+                if (read_token(p, fd, &v) < 0)
+                        return -1;
+                int st = peer_step(p, &v, &tok, &len);
+                if (v.ptype == DCERPC_AUTH3) {
+                        free(tok);
+                        PEER_CHECK(p, p->auth_type == DCERPC_AUTH_TYPE_NTLM);
+                        PEER_CHECK(p, v.call_id == bind_id);
+                        p->refused = st < 0;
+                        PEER_CHECK(p, st == DCERPC_SEC_DONE || p->refused);
+                        return 0;
+                }
+                PEER_CHECK(p, v.ptype == DCERPC_ALTER_CONTEXT);
+                PEER_CHECK(p, v.call_id == ++call_id);
+                if (st < 0)
+                        return send_nak(p, fd, v.call_id) < 0 ? -1 : 1;
+                int r = send_ack(p, fd, DCERPC_ALTER_CONTEXT_RESP, 0, v.call_id, tok, len);
+                free(tok);
+                if (r < 0 || st == DCERPC_SEC_DONE)
+                        return r;
+        }
+}
+
+/* The server's half of the bind; 1 when the client was refused there. */
 static int peer_bind(struct peer *p, int fd)
 {
         struct dcerpc_auth_view v;
-        bool ntlm = p->auth_type == DCERPC_AUTH_TYPE_NTLM;
         uint8_t sign = p->mode == PEER_NO_HEADER_SIGN ? 0 : DCERPC_PFC_SUPPORT_HEADER_SIGN;
+        uint8_t *tok;
+        size_t len;
 
-        if (expect_token(p, fd, DCERPC_BIND, ntlm ? "NEGOTIATE" : "INIT", &v) < 0)
+        if (read_token(p, fd, &v) < 0)
                 return -1;
+        PEER_CHECK(p, v.ptype == DCERPC_BIND);
         PEER_CHECK(p, v.flags & DCERPC_PFC_SUPPORT_HEADER_SIGN);
-        uint32_t bind_id = v.call_id;
-        p->auth = (struct dcerpc_auth){ &toy_mech, &p->toy, p->auth_type,
-                                        DCERPC_AUTH_LEVEL_PRIVACY, v.auth_context_id,
-                                        sign != 0 };
+        p->auth = (struct dcerpc_auth){ NULL, NULL, p->auth_type, DCERPC_AUTH_LEVEL_PRIVACY,
+                                        v.auth_context_id, sign != 0 };
         if (p->mode == PEER_NAK)
-                return send_nak(p, fd, bind_id);
-        if (send_ack(p, fd, DCERPC_BIND_ACK, sign, bind_id, ntlm ? "CHALLENGE" : "RESP1") < 0)
-                return -1;
-        if (ntlm) {
-                if (expect_token(p, fd, DCERPC_AUTH3, "AUTHENTICATE", &v) < 0)
-                        return -1;
-                PEER_CHECK(p, v.call_id == bind_id);
-                return 0;
-        }
-        if (expect_token(p, fd, DCERPC_ALTER_CONTEXT, "RESP2", &v) < 0)
-                return -1;
-        PEER_CHECK(p, v.call_id == bind_id + 1);
-        return send_ack(p, fd, DCERPC_ALTER_CONTEXT_RESP, 0, v.call_id, "FINAL");
+                return send_nak(p, fd, v.call_id) < 0 ? -1 : 1;
+        int st = peer_step(p, &v, &tok, &len);
+        PEER_CHECK(p, st == DCERPC_SEC_CONTINUE && tok);
+        int r = send_ack(p, fd, DCERPC_BIND_ACK, sign, v.call_id, tok, len);
+        free(tok);
+        if (r == 0)
+                r = peer_legs(p, fd, v.call_id);
+        if (r != 0 || p->refused)
+                return r;
+        p->auth.mech = p->sec.ops->mech;
+        p->auth.ctx = p->sec.ops->mech_ctx(p->sec.ctx);
+        PEER_CHECK(p, p->auth.ctx);
+        return 0;
 }
 
 /* Reads a sealed request, checks it and answers its in_size (EnumerateCounterSet). */
@@ -260,6 +313,11 @@ static int peer_call(struct peer *p, int fd)
         if (read_pdu(p, fd, &v) < 0)
                 return -1;
         PEER_CHECK(p, v.ptype == DCERPC_REQUEST && (v.flags & DCERPC_PFC_LAST_FRAG));
+        if (p->refused) {
+                PEER_CHECK(p, dcerpc_append_fault(&out, &n, v.call_id, 0,
+                                                  PV2_NCA_S_FAULT_ACCESS_DENIED, 0) == 0);
+                goto send;
+        }
         PEER_CHECK(p, dcerpc_auth_verify(&p->auth, p->pdu, p->pdu_len, &v) == 0);
         PEER_CHECK(p, ndr_le16(p->pdu + 22) == PV2_ENUMERATE_COUNTERSET);
         p->calls++;
@@ -303,20 +361,22 @@ static void *peer_main(void *arg)
                 p->error = "accept";
                 return NULL;
         }
-        if (peer_bind(p, fd) == 0 && p->mode != PEER_NAK)
+        if (peer_bind(p, fd) == 0)
                 for (int i = 0; i < 2 && peer_call(p, fd) == 0; i++)
                         ;
         close(fd);
         return NULL;
 }
 
-static void peer_start(struct peer *p, enum peer_mode mode, uint8_t auth_type)
+/* Listens and serves one client with sec (taken) as the server's context. */
+static void peer_start_sec(struct peer *p, enum peer_mode mode, uint8_t auth_type,
+                           struct dcerpc_sec sec)
 {
         struct sockaddr_in sa = { .sin_family = AF_INET,
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t len = sizeof(sa);
 
-        *p = (struct peer){ .mode = mode, .auth_type = auth_type, .toy.key = KEY };
+        *p = (struct peer){ .mode = mode, .auth_type = auth_type, .sec = sec };
         p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         assert_true(p->lfd >= 0);
         assert_int_equal(bind(p->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -326,11 +386,20 @@ static void peer_start(struct peer *p, enum peer_mode mode, uint8_t auth_type)
         assert_int_equal(pthread_create(&p->thread, NULL, peer_main, p), 0);
 }
 
+/* A peer with the scripted server context of auth_type. */
+static void peer_start(struct peer *p, enum peer_mode mode, uint8_t auth_type)
+{
+        bool ntlm = auth_type == DCERPC_AUTH_TYPE_NTLM;
+
+        peer_start_sec(p, mode, auth_type, ntlm ? script(ntlm_server, 2) : script(spnego_server, 2));
+}
+
 /* Joins the peer; what it expected is what the client sent. */
 static void peer_stop(struct peer *p, unsigned calls)
 {
         assert_int_equal(pthread_join(p->thread, NULL), 0);
         close(p->lfd);
+        dcerpc_sec_free(&p->sec);
         if (p->error)
                 fail_msg("peer: %s", p->error);
         assert_int_equal(p->calls, calls);
@@ -416,6 +485,7 @@ static void server_that_fails_its_proof_is_refused(void **state)
         assert_null(c);
         assert_int_equal(pthread_join(p.thread, NULL), 0);
         close(p.lfd);
+        dcerpc_sec_free(&p.sec);
         assert_int_equal(p.calls, 0);
 }
 
@@ -463,6 +533,101 @@ static void unsigned_response_breaks(void **state)
         refused_response(PEER_UNSIGNED);
 }
 
+/* ---- librpc's NTLM and SPNEGO on both ends ---- */
+
+static int lookup(void *userdata, const char *user, const char *domain,
+                  uint8_t ret_hash[NTLM_HASH_SIZE])
+{
+        (void)userdata;
+        (void)domain;
+        return strcmp(user, "alice") ? -ENOENT : ntlm_nt_hash("Password", ret_hash);
+}
+
+static int new_inner(void *userdata, enum spnego_mech mech, struct dcerpc_sec *ret)
+{
+        if (mech != SPNEGO_MECH_NTLM)
+                return -EPROTONOSUPPORT;
+        return dcerpc_sec_ntlm_server((const char *)userdata, lookup, NULL, ret);
+}
+
+static void real_peer(struct peer *p, uint8_t auth_type)
+{
+        struct dcerpc_sec sec;
+
+        if (auth_type == DCERPC_AUTH_TYPE_NTLM)
+                assert_int_equal(dcerpc_sec_ntlm_server("PEER", lookup, NULL, &sec), 0);
+        else
+                assert_int_equal(dcerpc_sec_spnego_server(new_inner, "PEER", &sec), 0);
+        peer_start_sec(p, PEER_SERVE, auth_type, sec);
+}
+
+static int real_connect(struct peer *p, const char *password, struct pv2_client **ret)
+{
+        uint8_t hash[NTLM_HASH_SIZE];
+        struct dcerpc_sec sec, ntlm;
+
+        assert_int_equal(ntlm_nt_hash(password, hash), 0);
+        assert_int_equal(dcerpc_sec_ntlm_client("alice", "PERFLIB", hash, &ntlm), 0);
+        if (p->auth_type == DCERPC_AUTH_TYPE_NTLM)
+                sec = ntlm;
+        else
+                assert_int_equal(dcerpc_sec_spnego_client(SPNEGO_MECH_NTLM, &ntlm, &sec), 0);
+        return pv2_client_connect_tcp_sec("127.0.0.1", p->port, 5000, p->auth_type, &sec, ret);
+}
+
+static void real_mechanism(uint8_t auth_type)
+{
+        struct pv2_client *c = NULL;
+        struct peer p;
+
+        real_peer(&p, auth_type);
+        assert_int_equal(real_connect(&p, "Password", &c), 0);
+        two_calls(c);
+        pv2_client_free(c);
+        peer_stop(&p, 2);
+}
+
+static void real_ntlm(void **state)
+{
+        (void)state;
+        real_mechanism(DCERPC_AUTH_TYPE_NTLM);
+}
+
+static void real_spnego(void **state)
+{
+        (void)state;
+        real_mechanism(DCERPC_AUTH_TYPE_SPNEGO);
+}
+
+/* NTLM's auth3 has no answer: a wrong password shows at the first call. */
+static void real_ntlm_wrong_password(void **state)
+{
+        struct pv2_client *c = NULL;
+        struct pv2_out o = { 0 };
+        struct peer p;
+
+        (void)state;
+        real_peer(&p, DCERPC_AUTH_TYPE_NTLM);
+        assert_int_equal(real_connect(&p, "wrong", &c), 0);
+        assert_int_equal(pv2_enumerate_counterset(c, NULL, 1, &o), ERROR_ACCESS_DENIED);
+        pv2_client_free(c);
+        peer_stop(&p, 0);
+        assert_true(p.refused);
+}
+
+/* SPNEGO's alter_context is answered: a wrong password fails the connect. */
+static void real_spnego_wrong_password(void **state)
+{
+        struct pv2_client *c = NULL;
+        struct peer p;
+
+        (void)state;
+        real_peer(&p, DCERPC_AUTH_TYPE_SPNEGO);
+        assert_int_equal(real_connect(&p, "wrong", &c), -EACCES);
+        assert_null(c);
+        peer_stop(&p, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -474,6 +639,10 @@ int main(void)
                 cmocka_unit_test(access_denied_fault),
                 cmocka_unit_test(tampered_response_breaks),
                 cmocka_unit_test(unsigned_response_breaks),
+                cmocka_unit_test(real_ntlm),
+                cmocka_unit_test(real_spnego),
+                cmocka_unit_test(real_ntlm_wrong_password),
+                cmocka_unit_test(real_spnego_wrong_password),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
