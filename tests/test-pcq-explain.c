@@ -73,6 +73,10 @@ static const struct {
         { CL_TCP, -EHOSTUNREACH, 0,
           "cannot connect to perflibd on web1 port 4700 (the default port): No route to host; "
           "check the host name and the network" },
+        { CL_TCP, -EPROTONOSUPPORT, 0,
+          "cannot connect to perflibd on web1 port 4700 (the default port): Protocol not "
+          "supported; the server accepted the bind without authenticating, as no perflibd that "
+          "knows remote accounts does: check what listens on port 4700" },
         { CL_TCP, 0, ERROR_ACCESS_DENIED,
           "cannot connect to perflibd on web1 port 4700 (the default port): Access is denied; "
           "perflibd serves TCP only to clients that authenticate: give a user and password "

@@ -131,6 +131,7 @@ enum peer_mode {
         PEER_DENY_CALL,                 /* authenticates, faults the call with access denied */
         PEER_TAMPER,                    /* flips a sealed byte of the first response */
         PEER_UNSIGNED,                  /* answers the first call without a verifier */
+        PEER_NO_AUTH,                   /* binds without a verifier, as an old server would */
 };
 
 struct peer {
@@ -220,7 +221,8 @@ static int send_ack(struct peer *p, int fd, uint8_t ptype, uint8_t flags, uint32
         ndr_put_le16(b + 18, DCERPC_SERVER_MAX_FRAG);
         b[28] = 1;
         memcpy(b + 36, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE);
-        int r = dcerpc_auth_append_token(&b, &n, 0, p->auth_type, DCERPC_AUTH_LEVEL_PRIVACY,
+        int r = !token ? 0 :
+                dcerpc_auth_append_token(&b, &n, 0, p->auth_type, DCERPC_AUTH_LEVEL_PRIVACY,
                                          p->auth.context_id, token, token_len);
         if (r == 0)
                 r = write_full(fd, b, n);
@@ -289,6 +291,8 @@ static int peer_bind(struct peer *p, int fd)
                                         v.auth_context_id, sign != 0 };
         if (p->mode == PEER_NAK)
                 return send_nak(p, fd, v.call_id) < 0 ? -1 : 1;
+        if (p->mode == PEER_NO_AUTH)
+                return send_ack(p, fd, DCERPC_BIND_ACK, 0, v.call_id, NULL, 0) < 0 ? -1 : 1;
         int st = peer_step(p, &v, &tok, &len);
         PEER_CHECK(p, st == DCERPC_SEC_CONTINUE && tok);
         int r = send_ack(p, fd, DCERPC_BIND_ACK, sign, v.call_id, tok, len);
@@ -474,6 +478,18 @@ static void bind_nak_is_access_denied(void **state)
         peer_stop(&p, 0);
 }
 
+static void server_without_authentication(void **state)
+{
+        struct pv2_client *c = NULL;
+        struct peer p;
+
+        (void)state;
+        peer_start(&p, PEER_NO_AUTH, DCERPC_AUTH_TYPE_NTLM);
+        assert_int_equal(connect_as(&p, ntlm_steps, 2, &c), -EPROTONOSUPPORT);
+        assert_null(c);
+        peer_stop(&p, 0);
+}
+
 static void server_that_fails_its_proof_is_refused(void **state)
 {
         struct pv2_client *c = NULL;
@@ -635,6 +651,7 @@ int main(void)
                 cmocka_unit_test(spnego_alter_context_then_sealed_calls),
                 cmocka_unit_test(header_signing_as_negotiated),
                 cmocka_unit_test(bind_nak_is_access_denied),
+                cmocka_unit_test(server_without_authentication),
                 cmocka_unit_test(server_that_fails_its_proof_is_refused),
                 cmocka_unit_test(access_denied_fault),
                 cmocka_unit_test(tampered_response_breaks),

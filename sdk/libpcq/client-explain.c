@@ -174,6 +174,10 @@ static void add_errno_advice(struct out *o, const struct cl_target *t, int err)
         case -EPROTO:
                 add(o, "what answers there is not a PerflibV2 server");
                 break;
+        case -EPROTONOSUPPORT:
+                add(o, "the server accepted the bind without authenticating, as no perflibd "
+                    "that knows remote accounts does: check what listens on port %s", t->port);
+                break;
         default:
                 break;
         }

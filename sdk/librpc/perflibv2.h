@@ -250,7 +250,8 @@ int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
  * Every call is then sealed at PKT_PRIVACY and every answer checked.
  * -EACCES when the server refuses the credentials (bind_nak,
  * nca_s_fault_access_denied) or our context refuses the server's proof,
- * -EPROTO for a server that does not authenticate as it must.
+ * -EPROTONOSUPPORT for a server that binds without authenticating (one
+ * that does not know how), -EPROTO for one that does it wrong.
  */
 struct dcerpc_sec;
 int pv2_client_connect_tcp_sec(const char *host, const char *port, int timeout_ms,

@@ -372,7 +372,7 @@ static int bind_iface(struct pv2_client *c)
                 return 0;
         /* A server that binds us without a token does not authenticate: not one to trust. */
         if (v.auth_len == 0)
-                return -EPROTO;
+                return -EPROTONOSUPPORT;
         c->auth.header_sign = dcerpc_auth_header_sign(c->bind_flags, v.flags);
         r = authenticate(c, call_id, &v, deadline);
         if (r < 0)
