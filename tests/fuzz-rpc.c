@@ -15,13 +15,19 @@
  *
  * The same bytes, read as back-to-back fragments, go through the auth
  * verifier's parser and dcerpc_auth_verify with a mechanism that touches
- * every byte it is given: the views must stay inside their fragment.
+ * every byte it is given: the views must stay inside their fragment.  And
+ * they go to a connection that requires authentication, as TCP does (NTLM
+ * and SPNEGO acceptors, every account's password known): binds with
+ * verifiers, the NTLM and SPNEGO tokens in them, auth3, alter_context and
+ * requests before the logon, all refused without a crash or a leak.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dcerpc-auth.h"
+#include "dcerpc-ntlm.h"
+#include "spnego-sec.h"
 #include "spnego.h"
 #include "fuzz-rpc.h"
 #include "perflibv2.h"
@@ -193,6 +199,37 @@ int fz_rpc_seed(unsigned i, uint8_t **ret, size_t *ret_size)
                 fz_put(&f, b, sizeof(b));
                 break;
         }
+        case 7:                         /* NTLM's NEGOTIATE in a bind, then a request */
+        case 8: {                       /* the same in SPNEGO */
+                struct fz_buf b = { 0 };
+                uint8_t *tok = NULL;
+                size_t tok_len = 0;
+                struct dcerpc_sec ntlm, sec;
+                static const uint8_t hash[NTLM_HASH_SIZE];
+
+                if (dcerpc_sec_ntlm_client("alice", "PERFLIB", hash, &ntlm) < 0)
+                        abort();
+                if (i == 7)
+                        sec = ntlm;
+                else if (dcerpc_sec_spnego_client(SPNEGO_MECH_NTLM, &ntlm, &sec) < 0)
+                        abort();
+                if (sec.ops->step(sec.ctx, NULL, 0, &tok, &tok_len) < 0)
+                        abort();
+                fz_put(&b, fz_bind, sizeof(fz_bind));
+                b.b[3] |= DCERPC_PFC_SUPPORT_HEADER_SIGN;
+                if (dcerpc_auth_append_token(&b.b, &b.n, 0, i == 8 ? DCERPC_AUTH_TYPE_SPNEGO :
+                                             DCERPC_AUTH_TYPE_NTLM, DCERPC_AUTH_LEVEL_PRIVACY,
+                                             1, tok, tok_len) < 0)
+                        abort();
+                fz_put(&f, &ctl, 1);
+                fz_put(&f, b.b, b.n);
+                fz_stub(&t, 0);
+                fz_request(&f, 2, 0, 0, 3, &t);
+                free(b.b);
+                free(tok);
+                dcerpc_sec_free(&sec);
+                break;
+        }
         case 6: {                       /* a request with a verifier: stub, pad, trailer, signature */
                 static const uint8_t sec[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 0xee, 0xee, 0xee, 0xee,
                                                  0xee, 0xee, 0xee, 0xee, 10, 6, 8, 0, 1, 0, 0, 0,
@@ -358,6 +395,51 @@ static void fz_close(struct fz_conn *z)
                 abort();
 }
 
+/* ---- a connection that requires authentication ---- */
+
+static int fz_lookup(void *userdata, const char *user, const char *domain,
+                     uint8_t ret_hash[NTLM_HASH_SIZE])
+{
+        (void)userdata;
+        (void)domain;
+        memset(ret_hash, user[0], NTLM_HASH_SIZE);
+        return 0;
+}
+
+static int fz_inner(void *userdata, enum spnego_mech mech, struct dcerpc_sec *ret)
+{
+        if (mech != SPNEGO_MECH_NTLM)
+                return -EPROTONOSUPPORT;
+        return dcerpc_sec_ntlm_server("PERFLIB", fz_lookup, userdata, ret);
+}
+
+static int fz_new_sec(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
+{
+        if (auth_type == DCERPC_AUTH_TYPE_NTLM)
+                return dcerpc_sec_ntlm_server("PERFLIB", fz_lookup, userdata, ret);
+        if (auth_type == DCERPC_AUTH_TYPE_SPNEGO)
+                return dcerpc_sec_spnego_server(fz_inner, userdata, ret);
+        return -EPROTONOSUPPORT;
+}
+
+static const struct pv2_auth_policy fz_policy = { fz_new_sec, NULL };
+
+static void fz_authenticated(const uint8_t *data, size_t size)
+{
+        struct fz_conn z = { 0 };
+        const char *detail;
+
+        if (pv2_server_conn_new(&fake_handlers, NULL, &z.c) < 0 ||
+            pv2_server_conn_set_auth(z.c, &fz_policy) < 0)
+                abort();
+        fz_feed(&z, data, size);
+        (void)pv2_server_conn_auth_event(z.c, &detail);
+        /* Nothing gets past a logon that random bytes cannot make. */
+        if (pv2_server_conn_calls(z.c) != 0)
+                abort();
+        fz_close(&z);
+}
+
 #define FZ_REQUEST_CAP (256u * 1024u)
 #define FZ_SMALL_CAP (PV2_BUDGET_FREE_BYTES + 8192u)
 
@@ -377,6 +459,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size--;
         fz_auth(data, size);
         fz_spnego(data, size);
+        fz_authenticated(data, size);
         if (fz_open(&a, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
             fz_open(&b, roomy, FZ_REQUEST_CAP, ctl & 1) < 0 ||
             fz_open(&t, tight, FZ_SMALL_CAP, ctl & 1) < 0)

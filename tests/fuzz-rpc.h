@@ -16,7 +16,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The built-in seeds: FZ_RPC_N_SEEDS sessions, each a malloc'd input. */
-#define FZ_RPC_N_SEEDS 7u
+#define FZ_RPC_N_SEEDS 9u
 int fz_rpc_seed(unsigned i, uint8_t **ret, size_t *ret_size);
 
 /*

@@ -86,9 +86,12 @@ fi
 
 port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export PERFLIB_RUNTIME_DIR="$tmp/run"
-unset PERFLIB_SOCKET PERFLIB_LISTEN_TCP PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR
+unset PERFLIB_SOCKET PERFLIB_LISTEN_TCP PERFLIB_REGISTRY_DIR PERFLIB_PLUGIN_DIR PERFLIB_ACCOUNTS
+# impacket logs on over TCP (MS-PCQ 2.1) as this account.
+echo 'Many-countersets-9' | "$top_builddir/server-glue/perflib-passwd" -f "$tmp/accounts" many \
+        >/dev/null || fail "perflib-passwd"
 "$top_builddir/server-glue/perflibd" --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
-        --listen-tcp "127.0.0.1:$port" >"$tmp/perflibd.log" 2>&1 &
+        --listen-tcp "127.0.0.1:$port" --accounts "$tmp/accounts" >"$tmp/perflibd.log" 2>&1 &
 perflibd_pid=$!
 if ! wait_for '"$tp" -q "Many 0" >/dev/null 2>&1' 100; then
         echo "FAIL: typeperf never reached perflibd:"
@@ -116,12 +119,16 @@ if /usr/bin/python3 -c 'import impacket' 2>/dev/null; then
         if (cd "$top_srcdir/tests/interop" && /usr/bin/python3 - "$port" "$n" <<'EOF'
 import sys
 from impacket.dcerpc.v5 import transport
+from impacket.dcerpc.v5.rpcrt import RPC_C_AUTHN_LEVEL_PKT_PRIVACY, RPC_C_AUTHN_WINNT
 import perflibv2 as p
 
 port, n = int(sys.argv[1]), int(sys.argv[2])
 t = transport.DCERPCTransportFactory('ncacn_ip_tcp:127.0.0.1[%d]' % port)
 t.set_connect_timeout(10)
+t.set_credentials('many', 'Many-countersets-9', 'PERFLIB')
 dce = t.get_dce_rpc()
+dce.set_auth_type(RPC_C_AUTHN_WINNT)
+dce.set_auth_level(RPC_C_AUTHN_LEVEL_PKT_PRIVACY)
 dce.connect()
 dce.bind(p.MSRPC_UUID_PERFLIBV2)
 r = p.PerflibV2EnumerateCounterSet()

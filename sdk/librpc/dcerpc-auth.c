@@ -99,15 +99,20 @@ static int put_trailer(uint8_t **out, size_t *out_len, size_t frag_off, size_t p
 }
 
 /*
- * With header signing, all but the auth_value; else the stub and its pad,
- * the bytes sealed, as Windows and Samba sign them (the pad is part of the
- * body the mechanism sees, whatever it holds).
+ * With header signing, or a mechanism that always signs the whole PDU
+ * (NTLM with extended session security: Windows, Samba and impacket all
+ * sign it so, flag or no flag), all but the auth_value; else the stub and
+ * its pad, the bytes sealed (the pad is part of the body the mechanism
+ * sees, whatever it holds).
  */
 static void signed_range(const struct dcerpc_auth *a, size_t stub, size_t trailer,
                          size_t *ret_off, size_t *ret_len)
 {
-        *ret_off = a->header_sign ? 0 : stub;
-        *ret_len = a->header_sign ? trailer + DCERPC_AUTH_TRAILER_SIZE : trailer - stub;
+        bool whole = a->header_sign ||
+                     (a->mech->sign_whole_pdu && a->mech->sign_whole_pdu(a->ctx));
+
+        *ret_off = whole ? 0 : stub;
+        *ret_len = whole ? trailer + DCERPC_AUTH_TRAILER_SIZE : trailer - stub;
 }
 
 static bool is_call(uint8_t ptype)

@@ -88,6 +88,11 @@ int dcerpc_auth_parse(const uint8_t *pdu, size_t len, struct dcerpc_auth_view *r
  * that does not match, a replayed or reordered PDU: -EKEYREJECTED.
  */
 struct dcerpc_auth_mech {
+        /*
+         * Whether it signs header and trailer too, header signing
+         * negotiated or not (NTLM); NULL: only when negotiated.
+         */
+        bool (*sign_whole_pdu)(void *ctx);
         size_t (*sig_size)(void *ctx);
         int (*sign_seal)(void *ctx, const uint8_t *sign, size_t sign_len,
                          uint8_t *seal, size_t seal_len, uint8_t *ret_sig);

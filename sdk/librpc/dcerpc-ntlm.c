@@ -41,7 +41,15 @@ static int ntlm_mech_check_unseal(void *ctx, const uint8_t *sign, size_t sign_le
         return r == -EBADMSG ? -EKEYREJECTED : r;
 }
 
+/* Windows, Samba and impacket all sign NTLM's whole PDU, flag or no flag. */
+static bool ntlm_mech_whole(void *ctx)
+{
+        (void) ctx;
+        return true;
+}
+
 const struct dcerpc_auth_mech dcerpc_ntlm_mech = {
+        .sign_whole_pdu = ntlm_mech_whole,
         .sig_size = ntlm_mech_sig_size,
         .sign_seal = ntlm_mech_sign_seal,
         .check_unseal = ntlm_mech_check_unseal,

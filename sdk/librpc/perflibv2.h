@@ -229,6 +229,42 @@ int pv2_server_conn_set_budget(struct pv2_server_conn *c, struct pv2_budget *b);
 bool pv2_server_conn_bound(const struct pv2_server_conn *c);
 uint64_t pv2_server_conn_calls(const struct pv2_server_conn *c);
 
+/*
+ * Authentication, as MS-PCQ 2.1 requires of a network transport.  With a
+ * policy set, a connection binds only with an auth verifier at
+ * PKT_PRIVACY (anything else gets a bind_nak), serves no request before
+ * the security context is established (a fault nca_s_fault_access_denied
+ * and the connection closed otherwise), checks and unseals every request
+ * fragment (one that fails closes the connection) and seals every
+ * response.  new_sec makes the acceptor for an auth_type (9 SPNEGO, 10
+ * NTLM, 16 Kerberos) or fails with -EPROTONOSUPPORT.  The policy is
+ * borrowed and must outlive the connections given it.  0, -EINVAL,
+ * -EBUSY once bound.
+ */
+struct dcerpc_sec;
+struct pv2_auth_policy {
+        int (*new_sec)(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret);
+        void *userdata;
+};
+int pv2_server_conn_set_auth(struct pv2_server_conn *c, const struct pv2_auth_policy *p);
+
+/*
+ * What the last feed decided about authentication, reported once: OK (the
+ * detail is the peer's name), DENIED (credentials refused: a wrong
+ * password, an unknown user; the detail names the user when known), or
+ * REFUSED (no verifier, a level below PKT_PRIVACY, a mechanism we do not
+ * offer, a tampered PDU; the detail says which).  The detail is the
+ * connection's, valid until the next feed.
+ */
+enum pv2_auth_event {
+        PV2_AUTH_EVENT_NONE,
+        PV2_AUTH_EVENT_OK,
+        PV2_AUTH_EVENT_DENIED,
+        PV2_AUTH_EVENT_REFUSED,
+};
+enum pv2_auth_event pv2_server_conn_auth_event(struct pv2_server_conn *c,
+                                               const char **ret_detail);
+
 /* ---- client side ---- */
 
 struct pv2_client;

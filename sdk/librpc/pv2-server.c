@@ -27,6 +27,7 @@
 
 #include "dcerpc.h"
 #include "ndr.h"
+#include "pv2-auth.h"
 #include "pv2-stubs.h"
 
 /* alloc_hint presizes at most this much: past it the buffer grows as bytes come. */
@@ -34,6 +35,9 @@
 /* Presentation contexts one connection may have accepted. */
 #define PV2_MAX_CONTEXTS 16u
 #define PV2_MAX_SECADDR 255u
+/* Faults of the security layer (MS-RPCE 2.2.2.11, 3.3.1.5.2). */
+#define PV2_NCA_S_FAULT_ACCESS_DENIED   0x00000005u
+#define PV2_NCA_S_FAULT_SEC_PKG_ERROR   0x00000721u
 
 struct pv2_server_conn {
         struct pv2_stubs *stubs;
@@ -49,6 +53,7 @@ struct pv2_server_conn {
         uint16_t ctx_ids[PV2_MAX_CONTEXTS];
         size_t n_ctx;
         char secaddr[PV2_MAX_SECADDR + 1];
+        struct pv2_assoc_auth auth;
 
         /* The request being reassembled. */
         bool in_call;
@@ -115,6 +120,30 @@ int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes)
 int pv2_server_conn_set_max_queries(struct pv2_server_conn *c, size_t n)
 {
         return c ? pv2_stubs_set_max_queries(c->stubs, n) : -EINVAL;
+}
+
+int pv2_server_conn_set_auth(struct pv2_server_conn *c, const struct pv2_auth_policy *p)
+{
+        if (!c || !p || !p->new_sec)
+                return -EINVAL;
+        if (c->bound)
+                return -EBUSY;
+        c->auth.policy = p;
+        return 0;
+}
+
+enum pv2_auth_event pv2_server_conn_auth_event(struct pv2_server_conn *c,
+                                               const char **ret_detail)
+{
+        enum pv2_auth_event e;
+
+        if (!c || !ret_detail)
+                return PV2_AUTH_EVENT_NONE;
+        e = c->auth.event;
+        c->auth.event = PV2_AUTH_EVENT_NONE;
+        if (e != PV2_AUTH_EVENT_NONE)
+                *ret_detail = c->auth.detail;
+        return e;
 }
 
 bool pv2_server_conn_bound(const struct pv2_server_conn *c)
@@ -259,6 +288,7 @@ void pv2_server_conn_free(struct pv2_server_conn *c)
         c->in = NULL;
         c->in_cap = 0;
         (void) req_resize(c, 0);        /* gives back all that was charged */
+        pv2_auth_done(&c->auth);
         free(c);
 }
 
@@ -308,6 +338,14 @@ static void call_reset(struct pv2_server_conn *c)
 {
         c->in_call = false;
         c->req_len = 0;
+}
+
+static int fault_and_close(struct pv2_server_conn *c, uint32_t call_id, uint32_t status,
+                           struct pv2_reply *rp)
+{
+        call_reset(c);
+        return closing(dcerpc_append_fault(rp->out, rp->out_len, call_id, 0, status,
+                                           DCERPC_PFC_DID_NOT_EXECUTE));
 }
 
 static int append_bind_nak(struct pv2_reply *rp, uint32_t call_id, uint16_t reason)
@@ -395,10 +433,19 @@ static uint32_t new_assoc_group(void)
         return g;
 }
 
+/* What a bind_ack carries of the security layer: flags, and our token. */
+struct ack_auth {
+        uint8_t flags;
+        uint8_t *tok;                   /* owned; NULL: no verifier */
+        size_t tok_len;
+};
+
 /* Appends the bind_ack or alter_context_resp (C706 12.6.4.4, 12.6.4.2). */
 static int append_bind_ack(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
-                           uint8_t n, const uint8_t results[][24], struct pv2_reply *rp)
+                           uint8_t n, const uint8_t results[][24], const struct ack_auth *aa,
+                           struct pv2_reply *rp)
 {
+        size_t start = *rp->out_len;
         bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
         struct ndr_push o;
 
@@ -427,13 +474,19 @@ static int append_bind_ack(struct pv2_server_conn *c, const struct dcerpc_hdr *h
         int r = o.err ? o.err : o.size > UINT16_MAX ? -E2BIG : 0;
         if (r == 0) {
                 dcerpc_put_hdr(o.data, alter ? DCERPC_ALTER_CONTEXT_RESP : DCERPC_BIND_ACK,
-                               DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
+                               DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG | aa->flags,
                                (uint16_t)o.size, h->call_id);
                 r = dcerpc_grow(rp->out, rp->out_len, o.size, &b);
         }
         if (r == 0)
                 memcpy(b, o.data, o.size);
         ndr_push_done(&o);
+        if (r == 0 && aa->tok_len)
+                r = dcerpc_auth_append_token(rp->out, rp->out_len, start, c->auth.auth.auth_type,
+                                             c->auth.auth.auth_level, c->auth.auth.context_id,
+                                             aa->tok, aa->tok_len);
+        if (r < 0)
+                *rp->out_len = start;
         return r;
 }
 
@@ -444,20 +497,58 @@ static uint16_t clamp_frag(uint16_t v)
                v > DCERPC_SERVER_MAX_FRAG ? DCERPC_SERVER_MAX_FRAG : v;
 }
 
-/* Answers a bind or alter_context whose body (after the header) is body. */
+/*
+ * The security layer's part of a bind or alter_context: the first leg of
+ * the bind, or a later one in an alter_context.  0 and *aa to put in the
+ * answer; otherwise the connection ends with the answer queued.
+ */
+static int bind_auth(struct pv2_server_conn *c, const struct dcerpc_hdr *h, const uint8_t *pdu,
+                     struct ack_auth *aa, struct pv2_reply *rp)
+{
+        bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
+        uint16_t nak = DCERPC_NAK_NOT_SPECIFIED;
+        int r;
+
+        if (!pv2_auth_on(&c->auth))
+                /* No authentication on this transport: refuse it rather than ignore it. */
+                return h->auth_len == 0 ? 0 :
+                       closing(alter ? dcerpc_append_fault(rp->out, rp->out_len, h->call_id, 0,
+                                                           PV2_NCA_S_PROTO_ERROR,
+                                                           DCERPC_PFC_DID_NOT_EXECUTE)
+                                     : append_bind_nak(rp, h->call_id, DCERPC_NAK_AUTH_TYPE));
+        if (!alter) {
+                r = pv2_auth_bind(&c->auth, pdu, h->frag_len, &aa->tok, &aa->tok_len,
+                                  &aa->flags, &nak);
+                return r == -EACCES ? closing(append_bind_nak(rp, h->call_id, nak)) : r;
+        }
+        if (h->auth_len == 0)
+                /* A new presentation context of an established association. */
+                return c->auth.state == PV2_AUTH_DONE ? 0 :
+                       fault_and_close(c, h->call_id, PV2_NCA_S_FAULT_ACCESS_DENIED, rp);
+        r = pv2_auth_leg(&c->auth, pdu, h->frag_len, &aa->tok, &aa->tok_len);
+        if (r < 0)
+                return fault_and_close(c, h->call_id, r == -EACCES ?
+                                       PV2_NCA_S_FAULT_ACCESS_DENIED : PV2_NCA_S_PROTO_ERROR, rp);
+        return 0;
+}
+
+/* Answers a bind or alter_context, the PDU at pdu, whose body (after the header) is body. */
 static int handle_bind(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
-                       const uint8_t *body, size_t body_len, struct pv2_reply *rp)
+                       const uint8_t *pdu, size_t body_len, struct pv2_reply *rp)
 {
         bool alter = h->ptype == DCERPC_ALTER_CONTEXT;
         uint8_t both = DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG;
+        const uint8_t *body = pdu + DCERPC_HDR_SIZE;
         uint8_t results[255][24];
+        struct ack_auth aa = { 0 };
         struct ndr_pull p;
+        int r;
 
-        if (h->auth_len > 0 && !alter)
-                /* Authentication comes later: refuse it rather than ignore it. */
-                return closing(append_bind_nak(rp, h->call_id, DCERPC_NAK_AUTH_TYPE));
-        if (h->auth_len > 0 || alter != c->bound || (h->flags & both) != both)
+        if (alter != c->bound || (h->flags & both) != both)
                 goto proto;
+        r = bind_auth(c, h, pdu, &aa, rp);
+        if (r < 0)
+                return r;
 
         ndr_pull_init(&p, body, body_len);
         uint16_t client_xmit = ndr_pull_u16(&p);
@@ -470,15 +561,19 @@ static int handle_bind(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                 ndr_pull_align(&p, 4);
                 bind_one_context(c, &p, results[i]);
         }
-        if (p.err)
+        if (p.err) {
+                free(aa.tok);
                 goto proto;
+        }
         if (!alter) {
                 c->max_recv = clamp_frag(client_xmit);
                 c->max_xmit = clamp_frag(client_recv);
                 c->assoc_group = group ? group : new_assoc_group();
                 c->bound = true;
         }
-        return append_bind_ack(c, h, n, (const uint8_t (*)[24])results, rp);
+        r = append_bind_ack(c, h, n, (const uint8_t (*)[24])results, &aa, rp);
+        free(aa.tok);
+        return r;
 
 proto:
         if (!c->bound)
@@ -488,6 +583,33 @@ proto:
 }
 
 /* ---- requests ---- */
+
+/*
+ * A response of an authenticated association: sealed fragment by
+ * fragment, so the pieces are joined first (sealing copies anyway).
+ */
+static int append_sealed(struct pv2_server_conn *c, const struct dcerpc_piece *pieces, size_t n,
+                         struct pv2_reply *rp)
+{
+        size_t len = 0, at = 0;
+        uint8_t *stub;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                len += pieces[i].len;
+        stub = malloc(len ? len : 1);
+        if (!stub)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (pieces[i].len)
+                        memcpy(stub + at, pieces[i].data, pieces[i].len);
+                at += pieces[i].len;
+        }
+        r = dcerpc_auth_append_call(&c->auth.auth, rp->out, rp->out_len, DCERPC_RESPONSE,
+                                    c->call_id, c->call_ctx, 0, stub, len, c->max_xmit);
+        free(stub);
+        return r;
+}
 
 /* Runs the reassembled call and appends its response or fault. */
 static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
@@ -516,11 +638,15 @@ static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
                         { o.data + (lp.data ? lp.at : o.size), lp.data ? o.size - lp.at : 0 },
                 };
                 /* Lent lpData is released after the send; make room to hold it first. */
-                struct dcerpc_slices *lend = lp.data && rp->lend && held_reserve(c) == 0 ?
-                                             rp->lend : NULL;
+                struct dcerpc_slices *lend = lp.data && rp->lend && !pv2_auth_on(&c->auth) &&
+                                             held_reserve(c) == 0 ? rp->lend : NULL;
 
-                r = dcerpc_append_call_pieces(rp->out, rp->out_len, DCERPC_RESPONSE, c->call_id,
-                                              c->call_ctx, 0, pieces, 3, c->max_xmit, lend);
+                if (pv2_auth_on(&c->auth))
+                        r = append_sealed(c, pieces, 3, rp);
+                else
+                        r = dcerpc_append_call_pieces(rp->out, rp->out_len, DCERPC_RESPONSE,
+                                                      c->call_id, c->call_ctx, 0, pieces, 3,
+                                                      c->max_xmit, lend);
                 if (r == 0 && lend) {
                         c->held[c->n_held++] = lp.data;
                         lp.data = NULL;
@@ -554,26 +680,10 @@ static int req_append(struct pv2_server_conn *c, const uint8_t *b, size_t n)
         return 0;
 }
 
-static int fault_and_close(struct pv2_server_conn *c, uint32_t call_id, uint32_t status,
-                           struct pv2_reply *rp)
+/* A request fragment's stub, at pdu + off: reassembled, and dispatched when whole. */
+static int request_stub(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                        const uint8_t *pdu, size_t off, size_t n, struct pv2_reply *rp)
 {
-        call_reset(c);
-        return closing(dcerpc_append_fault(rp->out, rp->out_len, call_id, 0, status,
-                                           DCERPC_PFC_DID_NOT_EXECUTE));
-}
-
-static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
-                          const uint8_t *pdu, struct pv2_reply *rp)
-{
-        size_t hdr = DCERPC_CALL_HDR_SIZE;
-
-        if (!c->bound || h->auth_len > 0)
-                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
-        if (h->flags & DCERPC_PFC_OBJECT_UUID)
-                hdr += 16;
-        /* Longer fragments than max_recv are tolerated: 64 KiB bounds them anyway. */
-        if (h->frag_len < hdr)
-                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
 
         uint32_t alloc_hint = ndr_le32(pdu + 16);
         uint16_t ctx = ndr_le16(pdu + 20);
@@ -594,10 +704,9 @@ static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                     alloc_hint <= c->max_request)
                         (void) req_resize(c, alloc_hint);
         }
-        size_t n = h->frag_len - hdr;
         if (n > c->max_request - c->req_len)
                 return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
-        if (req_append(c, pdu + hdr, n) < 0) {
+        if (req_append(c, pdu + off, n) < 0) {
                 call_reset(c);
                 return closing(dcerpc_append_fault(rp->out, rp->out_len, h->call_id, ctx,
                                            PV2_NCA_S_FAULT_REMOTE_NO_MEMORY,
@@ -608,7 +717,66 @@ static int handle_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
         return 0;
 }
 
+/* A request fragment of an association without authentication: its stub. */
+static int plain_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                         const uint8_t *pdu, struct pv2_reply *rp)
+{
+        size_t hdr = DCERPC_CALL_HDR_SIZE;
+
+        if (!c->bound || h->auth_len > 0)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        if (h->flags & DCERPC_PFC_OBJECT_UUID)
+                hdr += 16;
+        /* Longer fragments than max_recv are tolerated: 64 KiB bounds them anyway. */
+        if (h->frag_len < hdr)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        return request_stub(c, h, pdu, hdr, h->frag_len - hdr, rp);
+}
+
+/*
+ * A request fragment of an authenticated association: checked and
+ * unsealed first.  Nothing is served before the context is established,
+ * and a fragment that fails its check ends the connection.
+ */
+static int sealed_request(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                          const uint8_t *pdu, struct pv2_reply *rp)
+{
+        const uint8_t *clear;
+        size_t off, len;
+        int r = pv2_auth_open(&c->auth, pdu, h->frag_len, &clear, &off, &len);
+
+        if (r == -ENOMEM)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_FAULT_REMOTE_NO_MEMORY, rp);
+        if (r < 0)
+                return fault_and_close(c, h->call_id, r == -EPERM ?
+                                       PV2_NCA_S_FAULT_ACCESS_DENIED :
+                                       PV2_NCA_S_FAULT_SEC_PKG_ERROR, rp);
+        return request_stub(c, h, clear, off, len, rp);
+}
+
 /* ---- the PDU loop ---- */
+
+/*
+ * The last leg of the bind, which nothing answers: refused credentials
+ * show as an access-denied fault on the first request.
+ */
+static int handle_auth3(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
+                        const uint8_t *pdu, struct pv2_reply *rp)
+{
+        uint8_t *tok = NULL;
+        size_t tok_len = 0;
+        int r;
+
+        if (!pv2_auth_on(&c->auth) || !c->bound)
+                return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+        r = pv2_auth_leg(&c->auth, pdu, h->frag_len, &tok, &tok_len);
+        free(tok);
+        if (r == -EACCES || r == DCERPC_SEC_DONE)
+                return 0;
+        /* Out of turn, or a mechanism that wanted another leg: no answer fits. */
+        return fault_and_close(c, h->call_id, r == -ENOMEM ? PV2_NCA_S_FAULT_REMOTE_NO_MEMORY :
+                               PV2_NCA_S_PROTO_ERROR, rp);
+}
 
 static int handle_pdu(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                       const uint8_t *pdu, struct pv2_reply *rp)
@@ -618,9 +786,12 @@ static int handle_pdu(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
         switch (h->ptype) {
         case DCERPC_BIND:
         case DCERPC_ALTER_CONTEXT:
-                return handle_bind(c, h, pdu + DCERPC_HDR_SIZE, body, rp);
+                return handle_bind(c, h, pdu, body, rp);
         case DCERPC_REQUEST:
-                return handle_request(c, h, pdu, rp);
+                if (pv2_auth_on(&c->auth))
+                        return c->bound ? sealed_request(c, h, pdu, rp) :
+                               fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);
+                return plain_request(c, h, pdu, rp);
         case DCERPC_CO_CANCEL:
                 /* Calls run to completion as soon as they are whole: nothing to cancel. */
                 return 0;
@@ -630,7 +801,7 @@ static int handle_pdu(struct pv2_server_conn *c, const struct dcerpc_hdr *h,
                         call_reset(c);
                 return 0;
         case DCERPC_AUTH3:
-                /* Never valid: we accept no authentication. */
+                return handle_auth3(c, h, pdu, rp);
         default:
                 /* Server-to-client types, shutdown included, and unknown ones. */
                 return fault_and_close(c, h->call_id, PV2_NCA_S_PROTO_ERROR, rp);

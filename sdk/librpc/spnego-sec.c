@@ -344,7 +344,15 @@ static void spnego_sec_free(void *ctx)
         free(s);
 }
 
-/* The inner mechanism protects PDUs. */
+/* The inner mechanism protects PDUs, and says what it signs. */
+static bool spnego_mech_whole(void *ctx)
+{
+        struct spnego_sec *s = ctx;
+        const struct dcerpc_auth_mech *m = s->inner.ops->mech;
+
+        return m->sign_whole_pdu && m->sign_whole_pdu(s->inner.ops->mech_ctx(s->inner.ctx));
+}
+
 static size_t spnego_mech_sig_size(void *ctx)
 {
         struct spnego_sec *s = ctx;
@@ -372,6 +380,7 @@ static int spnego_mech_check_unseal(void *ctx, const uint8_t *sign, size_t sign_
 }
 
 static const struct dcerpc_auth_mech spnego_mech = {
+        .sign_whole_pdu = spnego_mech_whole,
         .sig_size = spnego_mech_sig_size,
         .sign_seal = spnego_mech_sign_seal,
         .check_unseal = spnego_mech_check_unseal,

@@ -131,19 +131,6 @@ uint64_t auth_delay_failed(struct auth_delay *t, const struct sockaddr *peer, so
         return delay < AUTH_DELAY_MAX_USEC ? delay : AUTH_DELAY_MAX_USEC;
 }
 
-void auth_delay_succeeded(struct auth_delay *t, const struct sockaddr *peer, socklen_t len)
-{
-        struct peer k, *p;
-
-        if (!t || !peer_key(peer, len, &k))
-                return;
-        pthread_mutex_lock(&t->lock);
-        p = find(t, &k);
-        if (p)
-                *p = t->peers[--t->n];
-        pthread_mutex_unlock(&t->lock);
-}
-
 size_t auth_delay_peers(struct auth_delay *t)
 {
         size_t n;

@@ -3,8 +3,9 @@
  * auth-delay.h: the answers to failed authentications are slowed per peer
  * address, a growing delay capped at AUTH_DELAY_MAX_USEC, so that guessing
  * passwords over the network costs time, while a client that
- * authenticates correctly is never delayed (its address is forgiven at
- * once).  IPv6 peers are counted per /64, the block one host usually
+ * authenticates correctly is never delayed (only failures are).  A good
+ * logon does not forgive its address: whoever holds one account could
+ * otherwise reset the delay between guesses at another's.  IPv6 peers are counted per /64, the block one host usually
  * holds: otherwise one host could change addresses at every guess.
  *
  * The table is bounded (AUTH_DELAY_MAX_PEERS by default): a flood of
@@ -41,8 +42,6 @@ void auth_delay_free(struct auth_delay *t);
 uint64_t auth_delay_failed(struct auth_delay *t, const struct sockaddr *peer, socklen_t len,
                            uint64_t now);
 
-/* A successful authentication from peer: its failures are forgotten. */
-void auth_delay_succeeded(struct auth_delay *t, const struct sockaddr *peer, socklen_t len);
 
 /* How many peers the table holds (for tests and the status). */
 size_t auth_delay_peers(struct auth_delay *t);

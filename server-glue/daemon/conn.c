@@ -48,6 +48,7 @@
 #include "ns-live.h"
 #include "pcq-core.h"
 #include "perflibv2.h"
+#include "remote-auth.h"
 
 #define READ_CHUNK      65536
 #define DENIED_MAX_REQUEST 65536
@@ -80,6 +81,8 @@ struct conn_peer {
         gid_t gid;
         int family;                     /* TCP: the remote address, without the port */
         uint8_t addr[16];
+        struct sockaddr_storage sa;     /* TCP: the remote address, as getpeername gave it */
+        socklen_t sa_len;
 };
 
 /* One client: its socket, its DCE/RPC state and the thread that serves it. */
@@ -203,6 +206,8 @@ static void peer_identify(int fd, bool tcp, struct conn_peer *p)
         if (tcp) {
                 if (getpeername(fd, (struct sockaddr *) &ss, &len) < 0)
                         return;         /* every such peer counts as one */
+                p->sa = ss;
+                p->sa_len = len;
                 p->family = ss.ss_family;
                 if (ss.ss_family == AF_INET)
                         memcpy(p->addr, &((struct sockaddr_in *) &ss)->sin_addr, 4);
@@ -220,7 +225,7 @@ static void peer_identify(int fd, bool tcp, struct conn_peer *p)
 
 static bool peer_allowed(const struct daemon *d, int fd, const struct conn_peer *p)
 {
-        /* TCP is off unless the administrator turned it on, knowing it is open. */
+        /* A TCP peer is served only once it has logged on (remote-auth.h). */
         if (p->tcp || p->privileged)
                 return true;
         return p->uid != (uid_t) -1 && d->have_group && in_group(fd, p->gid, d->group);
@@ -252,6 +257,30 @@ static int send_all(int fd, struct iovec *iov, size_t n_iov)
 }
 
 /*
+ * What the feed decided about a logon, logged; a failed one's answer is
+ * held back (this thread only, outside every lock), so that guessing
+ * passwords costs time.
+ */
+static void conn_auth_report(struct conn *c)
+{
+        const char *detail = NULL;
+        enum pv2_auth_event e = pv2_server_conn_auth_event(c->rpc, &detail);
+        uint64_t wait;
+
+        if (e == PV2_AUTH_EVENT_NONE || !c->d->remote)
+                return;
+        wait = remote_auth_report(c->d->remote, e, detail, (struct sockaddr *) &c->peer.sa,
+                                  c->peer.sa_len);
+        if (wait) {
+                struct timespec ts = { .tv_sec = (time_t) (wait / USEC_PER_SEC),
+                                       .tv_nsec = (long) (wait % USEC_PER_SEC) * 1000 };
+
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
+/*
  * Runs the requests that bytes complete, under the namespace lock (which
  * the namespace itself lets go of while it waits on a provider), and
  * sends the replies.  <0: close the connection.
@@ -269,6 +298,7 @@ static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
                 log_warning("refreshing the namespace: %s", strerror(-k));
         r = pv2_server_conn_feed_iov(c->rpc, bytes, n, &iov, &n_iov);
         ns_unlock(c->d->ns);
+        conn_auth_report(c);
         /*
          * A client that does not read its replies blocks only this thread.
          * The slices point into the connection (lpData included), which
@@ -527,6 +557,9 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         r = pv2_server_conn_new(&pcq_core_handlers, &c->session, &c->rpc);
         if (r == 0 && tcp)
                 r = tcp_secondary_address(fd, c->rpc);
+        if (r == 0 && tcp)
+                r = d->remote ? pv2_server_conn_set_auth(c->rpc, remote_auth_policy(d->remote))
+                              : -EACCES;
         if (r == 0)
                 r = conn_set_caps(c);
         if (r == 0)

@@ -21,6 +21,7 @@ struct ns;
 struct pv2_budget;
 struct plugins;
 struct reg_entry;
+struct remote_auth;
 struct ctrpp_provider_desc;
 
 /*
@@ -48,6 +49,8 @@ struct daemon {
         char *plugin_dir;
         char *socket_path;              /* the Unix socket we made, NULL under socket activation */
         char *listen_tcp;               /* HOST:PORT, NULL = no TCP */
+        char *accounts;                 /* the accounts file; NULL: the default */
+        struct remote_auth *remote;     /* TCP's logons, once TCP is served */
         bool have_group;
         gid_t group;                    /* members may query, besides root and our own user */
         uint64_t max_segment;           /* bytes: one provider's segment, at most */

@@ -33,6 +33,7 @@
 #include "plugins.h"
 #include "reader.h"
 #include "registry.h"
+#include "remote-auth.h"
 
 #define SOCKET_NAME "perflibd.sock"
 
@@ -49,9 +50,13 @@ static void usage(FILE *f)
                 "  -p, --plugin-dir=DIR     provider plugins, *.so (env PERFLIB_PLUGIN_DIR;\n"
                 "                           default %s)\n"
                 "  -l, --listen-tcp=HOST[:PORT]\n"
-                "                           also serve over TCP, unauthenticated (env\n"
+                "                           also serve over TCP, to clients that log on\n"
+                "                           with NTLM or SPNEGO at packet privacy (env\n"
                 "                           PERFLIB_LISTEN_TCP; default: no TCP; PORT\n"
                 "                           default " PCQ_DEFAULT_TCP_PORT ")\n"
+                "  -a, --accounts=FILE      the accounts that may log on over TCP, reread\n"
+                "                           when it changes (env PERFLIB_ACCOUNTS; default\n"
+                "                           %s; see perflib-passwd(8))\n"
                 "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
                 "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
                 "                           the server's user (env PERFLIB_GROUP)\n"
@@ -122,7 +127,8 @@ static void usage(FILE *f)
                 "  -V, --version            show the version and exit\n"
                 "\n"
                 "See perflibd(8).\n",
-                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT, SOCKET_NAME,
+                PERFLIB_REGISTRY_DIR_DEFAULT, PERFLIB_PLUGIN_DIR_DEFAULT,
+                PERFLIB_ACCOUNTS_DEFAULT, SOCKET_NAME,
                 CONN_PRIVILEGED_RESERVE, PV2_MAX_REQUEST, CONN_MAX_QUERY_ITEMS,
                 NS_MAX_PER_USER_DEFAULT, PERFLIB_PLUGIN_HOST_DEFAULT,
                 PERFLIB_PLUGIN_CONFIG_DEFAULT, PLUGIN_USER_DEFAULT);
@@ -268,6 +274,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "registry-dir", required_argument, NULL, 'R' },
                 { "plugin-dir", required_argument, NULL, 'p' },
                 { "listen-tcp", required_argument, NULL, 'l' },
+                { "accounts", required_argument, NULL, 'a' },
                 { "socket", required_argument, NULL, 's' },
                 { "group", required_argument, NULL, 'g' },
                 { "bind-timeout", required_argument, NULL, OPT_BIND_TIMEOUT },
@@ -307,12 +314,13 @@ static int parse_args(struct daemon *d, int argc, char **argv)
         bool help = false;
         int c, i;
 
-        if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0)
+        if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0 ||
+            dup_to(&d->accounts, getenv("PERFLIB_ACCOUNTS")) < 0)
                 return -ENOMEM;
-        while ((c = getopt_long(argc, argv, "r:R:p:l:s:g:dhV", opts, &i)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:R:p:l:a:s:g:dhV", opts, &i)) >= 0) {
                 char **dst = c == 'r' ? &d->runtime_dir : c == 'R' ? &d->registry_dir :
                              c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
-                             c == 's' ? &d->socket_path : NULL;
+                             c == 's' ? &d->socket_path : c == 'a' ? &d->accounts : NULL;
 
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
@@ -603,6 +611,16 @@ static void watch_all(struct daemon *d)
 
 /* ---- listeners ---- */
 
+/* The accounts TCP clients log on with: read once, before the first TCP listener. */
+static int remote_setup(struct daemon *d)
+{
+        if (d->remote)
+                return 0;
+        if (!d->accounts && dup_to(&d->accounts, PERFLIB_ACCOUNTS_DEFAULT) < 0)
+                return -ENOMEM;
+        return remote_auth_new(d->accounts, &d->remote);
+}
+
 /* Socket activation: take what systemd passed. */
 static int listen_activated(struct daemon *d, int n)
 {
@@ -614,10 +632,10 @@ static int listen_activated(struct daemon *d, int n)
                         close(fd);
                         continue;
                 }
+                if (tcp && remote_setup(d) < 0)
+                        return -ENOMEM;
                 if (listener_add(d, fd, tcp) < 0)
                         return -ENOMEM;
-                if (tcp)
-                        log_warning("serving TCP from socket activation: unauthenticated");
         }
         return 0;
 }
@@ -646,8 +664,12 @@ static int listen_own(struct daemon *d)
                 log_error("cannot listen on TCP %s: %s", d->listen_tcp, strerror(-r));
                 return r;
         }
-        log_warning("serving TCP on %s without authentication: anyone who can reach it "
-                    "may read every counter", d->listen_tcp);
+        r = remote_setup(d);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        log_info("serving TCP on %s to the accounts of %s", d->listen_tcp, d->accounts);
         return listener_add(d, fd, true);
 }
 
@@ -771,6 +793,9 @@ static void daemon_done(struct daemon *d)
         free(d->plugin_dir);
         free(d->socket_path);
         free(d->listen_tcp);
+        /* After conns_stop: no connection logs on any more. */
+        remote_auth_free(d->remote);
+        free(d->accounts);
 }
 
 static int run(struct daemon *d)

@@ -386,7 +386,7 @@ class Server(rpcrt.DCERPCServer):
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ('--runtime-dir', '--registry-dir', '--plugin-dir'):
+    for opt in ('--runtime-dir', '--registry-dir', '--plugin-dir', '--accounts'):
         ap.add_argument(opt)
     ap.add_argument('--listen-tcp', required=True)
     args = ap.parse_args()

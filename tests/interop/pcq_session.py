@@ -2,10 +2,12 @@
 """One PerflibV2 session against a live perflibd, driven by impacket.
 
 Usage: pcq_session.py HOST PORT
+       pcq_session.py HOST PORT robustness          (malformed requests, refused)
        pcq_session.py HOST PORT provider-gone PID   (kills interop-provider PID)
 
-Talks to the server over ncacn_ip_tcp with no authentication and walks
-every opnum the way a Windows client would (MS-PCQ section 4.1), checking
+Talks to the server over ncacn_ip_tcp, logged on with NTLM at packet
+privacy as PERFLIB_TEST_USER with PERFLIB_TEST_PASSWORD (MS-PCQ 2.1; without
+them, unauthenticated, which a perflibd refuses), and walks every opnum the way a Windows client would (MS-PCQ section 4.1), checking
 the answers against the spec and against what tests/interop/interop-provider.c
 publishes.  Prints one PASS/FAIL line per check; exits 0 only if all pass.
 """
@@ -19,7 +21,8 @@ import traceback
 
 from impacket.dcerpc.v5 import transport
 from impacket.dcerpc.v5.ndr import NDRCALL
-from impacket.dcerpc.v5.rpcrt import DCERPCException
+from impacket.dcerpc.v5.rpcrt import (DCERPCException, RPC_C_AUTHN_LEVEL_PKT_PRIVACY,
+                                      RPC_C_AUTHN_WINNT)
 
 import perflibv2 as p
 
@@ -122,7 +125,13 @@ class Client:
         t.__class__ = EOFAwareTCPTransport
         # Also the timeout of every receive: a server that hangs fails the check.
         t.set_connect_timeout(10)
+        user = os.environ.get('PERFLIB_TEST_USER')
+        if user:
+            t.set_credentials(user, os.environ.get('PERFLIB_TEST_PASSWORD', ''), 'PERFLIB')
         self.dce = t.get_dce_rpc()
+        if user:
+            self.dce.set_auth_type(RPC_C_AUTHN_WINNT)
+            self.dce.set_auth_level(RPC_C_AUTHN_LEVEL_PKT_PRIVACY)
         self.dce.connect()
         self.dce.bind(p.MSRPC_UUID_PERFLIBV2)
 
@@ -600,6 +609,10 @@ def main(argv):
         check.step('provider gone', provider_gone, argv[1], int(argv[2]), int(argv[4]))
         print('%d passed, %d failed' % (check.passed, check.failed))
         return 1 if check.failed else 0
+    if len(argv) == 4 and argv[3] == 'robustness':
+        check.step('robustness', robustness, argv[1], int(argv[2]))
+        print('%d passed, %d failed' % (check.passed, check.failed))
+        return 1 if check.failed else 0
     if len(argv) != 3:
         print(__doc__)
         return 2
@@ -607,7 +620,8 @@ def main(argv):
     c = check.step('connect and bind', Client, host, port)
     if c is None:
         return 1
-    check(True, 'bind to PerflibV2 da5a86c5-12c2-4943-ab30-7f74a813d853 v1.0 (no auth)')
+    check(True, 'bind to PerflibV2 da5a86c5-12c2-4943-ab30-7f74a813d853 v1.0 (%s)' %
+          ('NTLM, packet privacy' if os.environ.get('PERFLIB_TEST_USER') else 'no auth'))
     check.step('EnumerateCounterSet', enumerate_countersets, c)
     for g in COUNTERSETS:
         check.step('QueryCounterSetRegistrationInfo %s' % g, registration, c, g)
@@ -625,7 +639,6 @@ def main(argv):
         check.step('CloseQueryHandle', close_query, c, h)
         check.step('closed handle', closed_handle, c, h)
     check.step('disconnect', c.dce.disconnect)
-    check.step('robustness', robustness, host, port)
     print('%d passed, %d failed' % (check.passed, check.failed))
     return 1 if check.failed else 0
 
