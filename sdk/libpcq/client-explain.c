@@ -51,8 +51,6 @@ static void add_target(struct out *o, const struct cl_target *t)
         case CL_TCP:
                 add(o, "perflibd on %s port %s%s", t->host, t->port,
                     strcmp(t->port, PCQ_DEFAULT_TCP_PORT) ? "" : " (the default port)");
-                if (t->user)
-                        add(o, " as %s (%s)", t->user, t->mech ? t->mech : "");
                 return;
         case CL_GIVEN:
                 add(o, "perflibd at %s", t->path);
@@ -194,6 +192,9 @@ void cl_explain_connect(const struct cl_target *t, int err, uint32_t status, cha
         buf[0] = 0;
         add(&o, "cannot connect to ");
         add_target(&o, t);
+        /* Who we were matters once the server answered. */
+        if (t->origin == CL_TCP && t->user && !err)
+                add(&o, " as %s (%s)", t->user, t->mech ? t->mech : "");
         if (err)
                 add(&o, ": %s", strerror(-err));
         else
