@@ -11,13 +11,10 @@
  * responses are reassembled up to a bound computed from what the call can
  * legitimately return, and the stub is checked field by field.
  *
- * Over TCP the client may authenticate (MS-PCQ 2.1: NTLM or SPNEGO at
- * PKT_PRIVACY): the bind carries the security context's first token, the
- * bind_ack the server's answer, and an auth3 (NTLM) or alter_context
- * (SPNEGO, whose answer proves the server through mechListMIC) completes
- * it.  From then on every request is sealed and every response fragment
- * checked and unsealed whole before a byte of it is believed; a fragment
- * that fails breaks the connection as a timeout does.
+ * Over TCP the client may authenticate (the bind: pv2-client-bind.c).
+ * Then every request is sealed and every response fragment checked and
+ * unsealed whole before a byte of it is believed; a fragment that fails
+ * breaks the connection as a timeout does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,359 +25,15 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "dcerpc.h"
-#include "dcerpc-auth.h"
-#include "dcerpc-sec.h"
 #include "ndr.h"
 #include "pcq-utf.h"
 #include "perflibv2.h"
+#include "pv2-client.h"
 
-#define PV2_CLIENT_FRAG DCERPC_SERVER_MAX_FRAG
 /* Slack over the lpData bytes for the other [out] fields of a response. */
 #define PV2_RESPONSE_SLACK 64u
-/* A bind or alter_context of one context with one transfer syntax, before any verifier. */
-#define PV2_BIND_SIZE 72u
-/* Tokens a context may take after the bind_ack's (SPNEGO around NTLM needs one). */
-#define PV2_AUTH_ROUNDS 4
-/* Our auth_context_id: one security context per connection, any number does. */
-#define PV2_AUTH_CONTEXT_ID 1u
-
-struct pv2_client {
-        int fd;
-        int timeout_ms;
-        uint32_t next_call_id;
-        uint16_t max_xmit;              /* largest fragment we may send */
-        uint32_t last_fault;
-        bool broken;
-        uint8_t bind_flags;             /* of the bind and alter_context */
-        struct dcerpc_sec sec;          /* owned; ops NULL: unauthenticated */
-        struct dcerpc_auth auth;        /* its protection, mech set once established */
-        uint8_t frag[65536];            /* one received fragment */
-};
-
-/* ---- socket I/O under a deadline ---- */
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* deadline < 0: none. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-        for (;;) {
-                int t = -1;
-                if (deadline >= 0) {
-                        int64_t left = deadline - now_ms();
-                        if (left <= 0)
-                                return -ETIMEDOUT;
-                        t = left > 60000 ? 60000 : (int)left;
-                }
-                struct pollfd pfd = { .fd = fd, .events = events };
-                int r = poll(&pfd, 1, t);
-                if (r > 0)
-                        return 0;
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-        }
-}
-
-static int send_all(int fd, const uint8_t *b, size_t n, int64_t deadline)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-                if (k > 0) {
-                        b += k;
-                        n -= (size_t)k;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
-                int r = wait_fd(fd, POLLOUT, deadline);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int recv_all(int fd, uint8_t *b, size_t n, int64_t deadline)
-{
-        while (n > 0) {
-                ssize_t k = recv(fd, b, n, 0);
-                if (k > 0) {
-                        b += k;
-                        n -= (size_t)k;
-                        continue;
-                }
-                if (k == 0)
-                        return -ECONNRESET;
-                if (errno == EINTR)
-                        continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
-                int r = wait_fd(fd, POLLIN, deadline);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int64_t deadline_of(const struct pv2_client *c)
-{
-        return c->timeout_ms > 0 ? now_ms() + c->timeout_ms : -1;
-}
-
-/* Reads one PDU into c->frag. */
-static int recv_pdu(struct pv2_client *c, struct dcerpc_hdr *ret, int64_t deadline)
-{
-        int r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
-        if (r < 0)
-                return r;
-        r = dcerpc_parse_hdr(c->frag, ret);
-        if (r < 0)
-                return -EPROTO;
-        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, ret->frag_len - DCERPC_HDR_SIZE,
-                        deadline);
-}
-
-/* ---- connect and bind ---- */
-
-/*
- * A bind or alter_context (ptype) offering PerflibV2 over NDR as context 0,
- * with a verifier carrying token when there is one.  *ret is malloc'd,
- * the caller's.
- */
-static int build_bind(const struct pv2_client *c, uint8_t ptype, uint32_t call_id,
-                      const uint8_t *token, size_t token_len, uint8_t **ret, size_t *ret_len)
-{
-        uint8_t *b = NULL, *at;
-        size_t len = 0;
-        int r = dcerpc_grow(&b, &len, PV2_BIND_SIZE, &at);
-
-        if (r < 0)
-                return r;
-        memset(b, 0, PV2_BIND_SIZE);
-        dcerpc_put_hdr(b, ptype, c->bind_flags, PV2_BIND_SIZE, call_id);
-        ndr_put_le16(b + 16, PV2_CLIENT_FRAG);
-        ndr_put_le16(b + 18, PV2_CLIENT_FRAG);
-        /* assoc_group 0; one context, id 0, one transfer syntax. */
-        b[24] = 1;
-        b[30] = 1;
-        memcpy(b + 32, dcerpc_pv2_syntax, DCERPC_SYNTAX_SIZE);
-        memcpy(b + 52, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE);
-        if (token)
-                r = dcerpc_auth_append_token(&b, &len, 0, c->auth.auth_type, c->auth.auth_level,
-                                             c->auth.context_id, token, token_len);
-        if (r < 0) {
-                free(b);
-                return r;
-        }
-        *ret = b;
-        *ret_len = len;
-        return 0;
-}
-
-static int send_bind(struct pv2_client *c, uint8_t ptype, uint32_t call_id, const uint8_t *token,
-                     size_t token_len, int64_t deadline)
-{
-        uint8_t *b;
-        size_t len;
-        int r = build_bind(c, ptype, call_id, token, token_len, &b, &len);
-
-        if (r < 0)
-                return r;
-        r = send_all(c->fd, b, len, deadline);
-        free(b);
-        return r;
-}
-
-/*
- * The body of a bind_ack or alter_context_resp in c->frag: the context
- * accepted with NDR, and the server's largest receive fragment.
- */
-static int parse_ack(const struct pv2_client *c, const struct dcerpc_hdr *h,
-                     uint16_t *ret_server_recv)
-{
-        struct ndr_pull p;
-
-        ndr_pull_init(&p, c->frag, h->frag_len);
-        (void)ndr_pull_bytes(&p, DCERPC_HDR_SIZE);
-        (void)ndr_pull_u16(&p);                 /* the server's max_xmit_frag */
-        uint16_t server_recv = ndr_pull_u16(&p);
-        (void)ndr_pull_u32(&p);
-        uint16_t secaddr = ndr_pull_u16(&p);
-        (void)ndr_pull_bytes(&p, secaddr);
-        ndr_pull_align(&p, 4);
-        uint8_t n = ndr_pull_u8(&p);
-        (void)ndr_pull_bytes(&p, 3);
-        const uint8_t *res = ndr_pull_bytes(&p, 24);
-        if (p.err || n < 1 || ndr_le16(res) != DCERPC_RESULT_ACCEPTANCE ||
-            memcmp(res + 4, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE) != 0)
-                return -EPROTO;
-        *ret_server_recv = server_recv;
-        return 0;
-}
-
-/*
- * A refusal of a bind or alter_context: a bind_nak for anything but the
- * protocol version, or nca_s_fault_access_denied, says the server will
- * not have us (an unauthenticated bind over TCP, a wrong password).
- */
-static int refusal(const struct pv2_client *c, const struct dcerpc_hdr *h)
-{
-        if (h->ptype == DCERPC_BIND_NAK && h->frag_len >= DCERPC_HDR_SIZE + 2)
-                return ndr_le16(c->frag + DCERPC_HDR_SIZE) == DCERPC_NAK_PROTOCOL_VERSION ?
-                       -EPROTO : -EACCES;
-        if (h->ptype == DCERPC_FAULT && h->frag_len >= DCERPC_FAULT_SIZE &&
-            ndr_le32(c->frag + 24) == PV2_NCA_S_FAULT_ACCESS_DENIED)
-                return -EACCES;
-        return -EPROTO;
-}
-
-/*
- * Receives the answer (want) to the bind or alter_context call_id into
- * c->frag.  When authenticating, its verifier must match ours (type,
- * level, context id): *ret views it, auth_len 0 when there is none.
- */
-static int recv_ack(struct pv2_client *c, uint8_t want, uint32_t call_id, int64_t deadline,
-                    uint16_t *ret_server_recv, struct dcerpc_auth_view *ret)
-{
-        struct dcerpc_auth_view v = { 0 };
-        struct dcerpc_hdr h;
-        int r = recv_pdu(c, &h, deadline);
-
-        if (r < 0)
-                return r;
-        if (h.ptype != want || h.call_id != call_id)
-                return refusal(c, &h);
-        r = parse_ack(c, &h, ret_server_recv);
-        if (r < 0)
-                return r;
-        if (c->sec.ops) {
-                if (dcerpc_auth_parse(c->frag, h.frag_len, &v) < 0)
-                        return -EPROTO;
-                if (v.auth_len && (v.auth_type != c->auth.auth_type ||
-                                   v.auth_level != c->auth.auth_level ||
-                                   v.auth_context_id != c->auth.context_id))
-                        return -EPROTO;
-        } else if (h.auth_len)
-                return -EPROTO;
-        *ret = v;
-        return 0;
-}
-
-/* NTLM's third leg: AUTHENTICATE in an auth3 of the bind's call_id; nothing answers it. */
-static int send_auth3(struct pv2_client *c, uint32_t call_id, const uint8_t *token,
-                      size_t token_len, int64_t deadline)
-{
-        uint8_t *b = NULL, *at;
-        size_t len = 0;
-        int r = dcerpc_grow(&b, &len, DCERPC_HDR_SIZE + 4, &at);
-
-        if (r < 0)
-                return r;
-        memset(b, 0, len);
-        dcerpc_put_hdr(b, DCERPC_AUTH3, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
-                       (uint16_t)len, call_id);
-        r = dcerpc_auth_append_token(&b, &len, 0, c->auth.auth_type, c->auth.auth_level,
-                                     c->auth.context_id, token, token_len);
-        if (r == 0)
-                r = send_all(c->fd, b, len, deadline);
-        free(b);
-        return r;
-}
-
-/*
- * Steps the security context from the server's token in the bind_ack (v)
- * until it is established: NTLM ends with an auth3, SPNEGO with an
- * alter_context whose answer carries the server's last token (and its
- * mechListMIC, which the step checks).  -EACCES when the server refuses
- * us or fails to prove itself.
- */
-static int authenticate(struct pv2_client *c, uint32_t bind_call_id,
-                        const struct dcerpc_auth_view *v, int64_t deadline)
-{
-        const uint8_t *in = v->auth_len ? c->frag + v->auth_off : NULL;
-        size_t in_len = v->auth_len;
-
-        for (int round = 0; round < PV2_AUTH_ROUNDS; round++) {
-                struct dcerpc_auth_view ack;
-                uint16_t unused;
-                uint8_t *tok = NULL;
-                size_t tok_len = 0;
-                uint32_t call_id = c->next_call_id;
-                int st = c->sec.ops->step(c->sec.ctx, in, in_len, &tok, &tok_len);
-
-                if (st < 0)
-                        return st;
-                if (!tok)
-                        return st == DCERPC_SEC_DONE ? 0 : -EPROTO;
-                if (st == DCERPC_SEC_DONE && c->auth.auth_type == DCERPC_AUTH_TYPE_NTLM) {
-                        int r = send_auth3(c, bind_call_id, tok, tok_len, deadline);
-                        free(tok);
-                        return r;
-                }
-                c->next_call_id++;
-                int r = send_bind(c, DCERPC_ALTER_CONTEXT, call_id, tok, tok_len, deadline);
-                free(tok);
-                if (r == 0)
-                        r = recv_ack(c, DCERPC_ALTER_CONTEXT_RESP, call_id, deadline, &unused, &ack);
-                if (r < 0)
-                        return r;
-                if (st == DCERPC_SEC_DONE && ack.auth_len == 0)
-                        return 0;
-                in = ack.auth_len ? c->frag + ack.auth_off : NULL;
-                in_len = ack.auth_len;
-        }
-        return -EPROTO;
-}
-
-/* Binds, authenticating first when c has a security context. */
-static int bind_iface(struct pv2_client *c)
-{
-        int64_t deadline = deadline_of(c);
-        uint32_t call_id = c->next_call_id++;
-        uint8_t *tok = NULL;
-        size_t tok_len = 0;
-        struct dcerpc_auth_view v;
-        uint16_t server_recv;
-        int r = 0;
-
-        if (c->sec.ops) {
-                r = c->sec.ops->step(c->sec.ctx, NULL, 0, &tok, &tok_len);
-                if (r >= 0 && !tok)
-                        r = -EPROTO;
-        }
-        if (r >= 0)
-                r = send_bind(c, DCERPC_BIND, call_id, tok, tok_len, deadline);
-        free(tok);
-        if (r == 0)
-                r = recv_ack(c, DCERPC_BIND_ACK, call_id, deadline, &server_recv, &v);
-        if (r < 0)
-                return r;
-        c->max_xmit = server_recv < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
-                      server_recv > PV2_CLIENT_FRAG ? PV2_CLIENT_FRAG : server_recv;
-        if (!c->sec.ops)
-                return 0;
-        /* A server that binds us without a token does not authenticate: not one to trust. */
-        if (v.auth_len == 0)
-                return -EPROTONOSUPPORT;
-        c->auth.header_sign = dcerpc_auth_header_sign(c->bind_flags, v.flags);
-        r = authenticate(c, call_id, &v, deadline);
-        if (r < 0)
-                return r;
-        c->auth.mech = c->sec.ops->mech;
-        c->auth.ctx = c->sec.ops->mech_ctx ? c->sec.ops->mech_ctx(c->sec.ctx) : NULL;
-        return c->auth.mech && c->auth.ctx ? 0 : -EPROTO;
-}
 
 /*
  * Takes fd and *sec (its ops NULL: no authentication), whatever the
@@ -408,7 +61,7 @@ static int client_new(int fd, int timeout_ms, uint8_t auth_type, struct dcerpc_s
                                                 .auth_level = DCERPC_AUTH_LEVEL_PRIVACY,
                                                 .context_id = PV2_AUTH_CONTEXT_ID };
         }
-        int r = bind_iface(c);
+        int r = pv2c_bind(c);
         if (r < 0) {
                 pv2_client_free(c);
                 return r;
@@ -456,7 +109,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
         if (fd < 0)
                 return -errno;
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-                r = errno == EINPROGRESS ? wait_fd(fd, POLLOUT, deadline) : -errno;
+                r = errno == EINPROGRESS ? pv2c_wait_fd(fd, POLLOUT, deadline) : -errno;
                 if (r == 0) {
                         int err = 0;
                         socklen_t len = sizeof(err);
@@ -490,7 +143,7 @@ int pv2_client_connect_tcp_sec(const char *host, const char *port, int timeout_m
                 dcerpc_sec_free(sec);
                 return -EHOSTUNREACH;
         }
-        int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+        int64_t deadline = timeout_ms > 0 ? pv2c_now_ms() + timeout_ms : -1;
         int fd = -1;
         for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
                 fd = connect_one(ai, deadline);
@@ -543,7 +196,7 @@ static int fill(struct pv2_client *c, uint8_t *dst, const uint8_t *src, size_t n
         if (n == 0)
                 return 0;
         if (!src)
-                return recv_all(c->fd, dst, n, deadline);
+                return pv2c_recv_all(c->fd, dst, n, deadline);
         memcpy(dst, src, n);
         return 0;
 }
@@ -582,18 +235,18 @@ struct frag {
 /* A plain fragment: the headers now, the stub (of a response) left to take_stub. */
 static int recv_plain(struct pv2_client *c, struct frag *f, int64_t deadline)
 {
-        int r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
+        int r = pv2c_recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
 
         if (r < 0)
                 return r;
         if (dcerpc_parse_hdr(c->frag, &f->h) < 0 || f->h.auth_len != 0)
                 return -EPROTO;
         if (f->h.ptype != DCERPC_RESPONSE || f->h.frag_len < DCERPC_CALL_HDR_SIZE)
-                return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
+                return pv2c_recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
                                 f->h.frag_len - DCERPC_HDR_SIZE, deadline);
         f->stub = NULL;
         f->stub_len = f->h.frag_len - DCERPC_CALL_HDR_SIZE;
-        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE,
+        return pv2c_recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE,
                         deadline);
 }
 
@@ -606,7 +259,7 @@ static int recv_plain(struct pv2_client *c, struct frag *f, int64_t deadline)
 static int recv_sealed(struct pv2_client *c, struct frag *f, int64_t deadline)
 {
         struct dcerpc_auth_view v;
-        int r = recv_pdu(c, &f->h, deadline);
+        int r = pv2c_recv_pdu(c, &f->h, deadline);
 
         if (r < 0)
                 return r;
@@ -691,7 +344,7 @@ static uint32_t call_split(struct pv2_client *c, uint16_t opnum, const struct nd
         struct stub_dest d = { .head = head, .head_len = head_len, .cap = resp_cap, .ret = ret };
         uint8_t *pdus = NULL;
         size_t pdus_len = 0;
-        int64_t deadline = deadline_of(c);
+        int64_t deadline = pv2c_deadline(c);
         uint32_t call_id = c->next_call_id++;
 
         if (c->broken)
@@ -704,7 +357,7 @@ static uint32_t call_split(struct pv2_client *c, uint16_t opnum, const struct nd
                 c->broken = c->sec.ops != NULL;
                 return ERROR_OUTOFMEMORY;
         }
-        int r = send_all(c->fd, pdus, pdus_len, deadline);
+        int r = pv2c_send_all(c->fd, pdus, pdus_len, deadline);
         free(pdus);
         ndr_push_init(ret);
         uint32_t fault = 0;
