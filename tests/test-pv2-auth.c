@@ -132,10 +132,12 @@ enum peer_mode {
         PEER_TAMPER,                    /* flips a sealed byte of the first response */
         PEER_UNSIGNED,                  /* answers the first call without a verifier */
         PEER_NO_AUTH,                   /* binds without a verifier, as an old server would */
+        PEER_NAK_PLAIN,                 /* naks any bind, for nak_reason */
 };
 
 struct peer {
         enum peer_mode mode;
+        uint16_t nak_reason;
         uint8_t auth_type;
         int lfd;
         char port[16];
@@ -237,6 +239,7 @@ static int send_nak(struct peer *p, int fd, uint32_t call_id)
 
         dcerpc_put_hdr(b, DCERPC_BIND_NAK, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
                        sizeof(b), call_id);
+        ndr_put_le16(b + 16, p->nak_reason);
         PEER_CHECK(p, write_full(fd, b, sizeof(b)) == 0);
         return 0;
 }
@@ -283,6 +286,8 @@ static int peer_bind(struct peer *p, int fd)
         uint8_t *tok;
         size_t len;
 
+        if (p->mode == PEER_NAK_PLAIN)
+                return read_pdu(p, fd, &v) < 0 || send_nak(p, fd, v.call_id) < 0 ? -1 : 1;
         if (read_token(p, fd, &v) < 0)
                 return -1;
         PEER_CHECK(p, v.ptype == DCERPC_BIND);
@@ -372,15 +377,18 @@ static void *peer_main(void *arg)
         return NULL;
 }
 
-/* Listens and serves one client with sec (taken) as the server's context. */
-static void peer_start_sec(struct peer *p, enum peer_mode mode, uint8_t auth_type,
-                           struct dcerpc_sec sec)
+/*
+ * Listens and serves one client as init says (copied, its sec taken as
+ * the server's context), in a thread of its own.
+ */
+static void peer_start_as(struct peer *p, const struct peer *init)
 {
         struct sockaddr_in sa = { .sin_family = AF_INET,
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t len = sizeof(sa);
 
-        *p = (struct peer){ .mode = mode, .auth_type = auth_type, .sec = sec };
+        *p = (struct peer){ .mode = init->mode, .auth_type = init->auth_type,
+                            .nak_reason = init->nak_reason, .sec = init->sec };
         p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         assert_true(p->lfd >= 0);
         assert_int_equal(bind(p->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -388,6 +396,12 @@ static void peer_start_sec(struct peer *p, enum peer_mode mode, uint8_t auth_typ
         snprintf(p->port, sizeof(p->port), "%u", ntohs(sa.sin_port));
         assert_int_equal(listen(p->lfd, 1), 0);
         assert_int_equal(pthread_create(&p->thread, NULL, peer_main, p), 0);
+}
+
+static void peer_start_sec(struct peer *p, enum peer_mode mode, uint8_t auth_type,
+                           struct dcerpc_sec sec)
+{
+        peer_start_as(p, &(struct peer){ .mode = mode, .auth_type = auth_type, .sec = sec });
 }
 
 /* A peer with the scripted server context of auth_type. */
@@ -476,6 +490,33 @@ static void bind_nak_is_access_denied(void **state)
         assert_int_equal(connect_as(&p, ntlm_steps, 2, &c), -EACCES);
         assert_null(c);
         peer_stop(&p, 0);
+}
+
+/*
+ * Without credentials, a nak for the authentication is a refusal of this
+ * client; a nak for no stated reason stays a protocol error, as on the
+ * Unix socket before.
+ */
+static void plain_bind_nak(void **state)
+{
+        static const struct { uint16_t reason; int want; } cases[] = {
+                { DCERPC_NAK_AUTH_TYPE, -EACCES },
+                { DCERPC_NAK_NOT_SPECIFIED, -EPROTO },
+                { DCERPC_NAK_PROTOCOL_VERSION, -EPROTO },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct pv2_client *c = NULL;
+                struct peer p;
+
+                peer_start_as(&p, &(struct peer){ .mode = PEER_NAK_PLAIN,
+                                                  .nak_reason = cases[i].reason });
+                assert_int_equal(pv2_client_connect_tcp("127.0.0.1", p.port, 5000, &c),
+                                 cases[i].want);
+                assert_null(c);
+                peer_stop(&p, 0);
+        }
 }
 
 static void server_without_authentication(void **state)
@@ -652,6 +693,7 @@ int main(void)
                 cmocka_unit_test(header_signing_as_negotiated),
                 cmocka_unit_test(bind_nak_is_access_denied),
                 cmocka_unit_test(server_without_authentication),
+                cmocka_unit_test(plain_bind_nak),
                 cmocka_unit_test(server_that_fails_its_proof_is_refused),
                 cmocka_unit_test(access_denied_fault),
                 cmocka_unit_test(tampered_response_breaks),

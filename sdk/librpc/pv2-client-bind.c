@@ -92,15 +92,23 @@ static int parse_ack(const struct pv2_client *c, const struct dcerpc_hdr *h,
 }
 
 /*
- * A refusal of a bind or alter_context: a bind_nak for anything but the
- * protocol version, or nca_s_fault_access_denied, says the server will
- * not have us (an unauthenticated bind over TCP, a wrong password).
+ * A refusal of a bind or alter_context.  The server will not have us
+ * (-EACCES) when it faults with nca_s_fault_access_denied, naks for the
+ * authentication (none over TCP, a level or mechanism it does not take),
+ * or naks a bind that carried credentials for no other stated reason (a
+ * token it refused); other naks, such as the protocol version or a plain
+ * bind the Unix socket cannot place, are protocol errors as before.
  */
 static int refusal(const struct pv2_client *c, const struct dcerpc_hdr *h)
 {
-        if (h->ptype == DCERPC_BIND_NAK && h->frag_len >= DCERPC_HDR_SIZE + 2)
-                return ndr_le16(c->frag + DCERPC_HDR_SIZE) == DCERPC_NAK_PROTOCOL_VERSION ?
-                       -EPROTO : -EACCES;
+        if (h->ptype == DCERPC_BIND_NAK && h->frag_len >= DCERPC_HDR_SIZE + 2) {
+                uint16_t reason = ndr_le16(c->frag + DCERPC_HDR_SIZE);
+
+                if (reason == DCERPC_NAK_AUTH_TYPE ||
+                    (reason == DCERPC_NAK_NOT_SPECIFIED && c->sec.ops))
+                        return -EACCES;
+                return -EPROTO;
+        }
         if (h->ptype == DCERPC_FAULT && h->frag_len >= DCERPC_FAULT_SIZE &&
             ndr_le32(c->frag + 24) == PV2_NCA_S_FAULT_ACCESS_DENIED)
                 return -EACCES;
