@@ -24,7 +24,8 @@ configure_args=()
 # What the build and `make check` need.
 required_pkgs=(build-essential autoconf automake libtool pkg-config libltdl-dev
                libxml2-dev libsystemd-dev libcmocka-dev nettle-dev clang
-               python3-impacket tshark procps iproute2 sysstat)
+               libkrb5-dev krb5-kdc krb5-admin-server krb5-user
+               python3-impacket tshark procps iproute2 sysstat python3-samba)
 # Nice to have: the PCP MMV comparison in bench/, clang's libFuzzer runtime,
 # and systemd-socket-activate for the socket activation test.
 optional_pkgs=(libpcp-mmv1-dev libpcp3-dev libclang-rt-dev systemd)

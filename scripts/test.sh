@@ -107,10 +107,12 @@ fuzz_target() {
         mapfile -t srcs < <("$list")
         mkdir -p "$dir"
         log "$name: building $bin"
-        # Nettle after the sources: librpc's NTLM needs it, ld reads in order.
+        # Nettle and MIT's GSS-API after the sources (librpc's NTLM and
+        # Kerberos need them): ld reads in order.
         if ! clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=undefined \
-                "$@" "${srcs[@]}" -lpthread -lnettle -o "$bin"; then
+                -fno-sanitize-recover=undefined $(pkg-config --cflags krb5-gssapi) \
+                "$@" "${srcs[@]}" -lpthread -lnettle $(pkg-config --libs krb5-gssapi) \
+                -o "$bin"; then
                 problems+=("$name build")
                 failed=$((failed + 1))
                 return 1

@@ -80,7 +80,7 @@ static int put_trailer(uint8_t **out, size_t *out_len, size_t frag_off, size_t p
         uint8_t *at;
         int r;
 
-        if (auth_len == 0 || auth_len > UINT16_MAX || frag_len > UINT16_MAX ||
+        if (auth_len > UINT16_MAX || frag_len > UINT16_MAX ||
             add > UINT16_MAX - frag_len)
                 return -EMSGSIZE;
         r = dcerpc_grow(out, out_len, add, &at);
@@ -132,8 +132,11 @@ int dcerpc_auth_protect(const struct dcerpc_auth *a, uint8_t **out, size_t *out_
                 return -EINVAL;
         size_t pad = (DCERPC_AUTH_SEND_ALIGN - v.stub_len % DCERPC_AUTH_SEND_ALIGN) %
                      DCERPC_AUTH_SEND_ALIGN;
+        size_t sig = a->mech->sig_size(a->ctx);
+        if (sig == 0)
+                return -EINVAL;
         int r = put_trailer(out, out_len, frag_off, pad, a->auth_type, a->auth_level,
-                            a->context_id, a->mech->sig_size(a->ctx));
+                            a->context_id, sig);
         if (r < 0)
                 return r;
 
@@ -221,6 +224,16 @@ int dcerpc_auth_append_token(uint8_t **out, size_t *out_len, size_t frag_off,
                              uint8_t auth_type, uint8_t auth_level, uint32_t context_id,
                              const uint8_t *token, size_t token_len)
 {
+        if (token_len == 0)
+                return -EMSGSIZE;
+        return dcerpc_auth_append_trailer(out, out_len, frag_off, auth_type, auth_level,
+                                          context_id, token, token_len);
+}
+
+int dcerpc_auth_append_trailer(uint8_t **out, size_t *out_len, size_t frag_off,
+                               uint8_t auth_type, uint8_t auth_level, uint32_t context_id,
+                               const uint8_t *token, size_t token_len)
+{
         if (frag_off > *out_len || *out_len - frag_off < DCERPC_HDR_SIZE)
                 return -EINVAL;
         size_t pad = (4 - (*out_len - frag_off) % 4) % 4;
@@ -228,7 +241,8 @@ int dcerpc_auth_append_token(uint8_t **out, size_t *out_len, size_t frag_off,
                             token_len);
         if (r < 0)
                 return r;
-        memcpy(*out + *out_len - token_len, token, token_len);
+        if (token_len)
+                memcpy(*out + *out_len - token_len, token, token_len);
         return 0;
 }
 

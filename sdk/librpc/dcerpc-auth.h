@@ -153,6 +153,15 @@ int dcerpc_auth_append_token(uint8_t **out, size_t *out_len, size_t frag_off,
                              const uint8_t *token, size_t token_len);
 
 /*
+ * The same, the token possibly empty: a trailer with auth_length 0, as
+ * Windows and Samba end an alter_context_resp whose mechanism had nothing
+ * left to say (NTLM's AUTHENTICATE needs no answer).
+ */
+int dcerpc_auth_append_trailer(uint8_t **out, size_t *out_len, size_t frag_off,
+                               uint8_t auth_type, uint8_t auth_level, uint32_t context_id,
+                               const uint8_t *token, size_t token_len);
+
+/*
  * Header signing (MS-RPCE 3.3.1.5.2.2): the client offers it with
  * DCERPC_PFC_SUPPORT_HEADER_SIGN in its bind; the server answers with the
  * flags dcerpc_auth_ack_flags gives; both then sign headers when

@@ -90,7 +90,12 @@ int dcerpc_append_fault(uint8_t **out, size_t *out_len, uint32_t call_id,
         dcerpc_put_hdr(b, DCERPC_FAULT,
                        DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG | extra_flags,
                        DCERPC_FAULT_SIZE, call_id);
-        /* alloc_hint 0, then the context, cancel count 0, status, reserved. */
+        /*
+         * alloc_hint, the context, cancel count 0, status, reserved.  The
+         * hint is never 0: Samba's raw test harness checks that, as for
+         * Windows' faults; the fault's own length is as good as any.
+         */
+        ndr_put_le32(b + 16, DCERPC_FAULT_SIZE);
         ndr_put_le16(b + 20, ctx_id);
         ndr_put_le32(b + 24, status);
         return 0;

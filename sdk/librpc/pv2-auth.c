@@ -25,10 +25,15 @@ void pv2_auth_done(struct pv2_assoc_auth *a)
         if (!a)
                 return;
         dcerpc_sec_free(&a->sec);
+        pv2_auth_trim(a);
+        a->auth = (struct dcerpc_auth){ 0 };
+}
+
+void pv2_auth_trim(struct pv2_assoc_auth *a)
+{
         free(a->scratch);
         a->scratch = NULL;
         a->scratch_cap = 0;
-        a->auth = (struct dcerpc_auth){ 0 };
 }
 
 static void auth_event(struct pv2_assoc_auth *a, enum pv2_auth_event e, const char *fmt, ...)

@@ -34,6 +34,8 @@ struct pv2_assoc_auth {
 };
 
 void pv2_auth_done(struct pv2_assoc_auth *a);
+/* Gives back the scratch buffer, for a connection gone quiet. */
+void pv2_auth_trim(struct pv2_assoc_auth *a);
 
 /*
  * The first leg, on a bind of frag_len bytes at pdu: *ret_tok (the

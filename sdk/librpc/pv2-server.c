@@ -309,6 +309,7 @@ void pv2_server_conn_trim(struct pv2_server_conn *c)
                 c->in = NULL;
                 c->in_cap = 0;
         }
+        pv2_auth_trim(&c->auth);
         /* Gives back what the tail was charged, and the request buffer between calls. */
         (void) req_resize(c, c->in_call ? c->req_cap : 0);
 }
@@ -436,8 +437,9 @@ static uint32_t new_assoc_group(void)
 /* What a bind_ack carries of the security layer: flags, and our token. */
 struct ack_auth {
         uint8_t flags;
-        uint8_t *tok;                   /* owned; NULL: no verifier */
+        uint8_t *tok;                   /* owned */
         size_t tok_len;
+        bool trailer;                   /* a verifier, even with no token */
 };
 
 /* Appends the bind_ack or alter_context_resp (C706 12.6.4.4, 12.6.4.2). */
@@ -481,10 +483,10 @@ static int append_bind_ack(struct pv2_server_conn *c, const struct dcerpc_hdr *h
         if (r == 0)
                 memcpy(b, o.data, o.size);
         ndr_push_done(&o);
-        if (r == 0 && aa->tok_len)
-                r = dcerpc_auth_append_token(rp->out, rp->out_len, start, c->auth.auth.auth_type,
-                                             c->auth.auth.auth_level, c->auth.auth.context_id,
-                                             aa->tok, aa->tok_len);
+        if (r == 0 && aa->trailer)
+                r = dcerpc_auth_append_trailer(rp->out, rp->out_len, start,
+                                               c->auth.auth.auth_type, c->auth.auth.auth_level,
+                                               c->auth.auth.context_id, aa->tok, aa->tok_len);
         if (r < 0)
                 *rp->out_len = start;
         return r;
@@ -519,6 +521,7 @@ static int bind_auth(struct pv2_server_conn *c, const struct dcerpc_hdr *h, cons
         if (!alter) {
                 r = pv2_auth_bind(&c->auth, pdu, h->frag_len, &aa->tok, &aa->tok_len,
                                   &aa->flags, &nak);
+                aa->trailer = aa->tok_len > 0;
                 return r == -EACCES ? closing(append_bind_nak(rp, h->call_id, nak)) : r;
         }
         if (h->auth_len == 0)
@@ -529,6 +532,8 @@ static int bind_auth(struct pv2_server_conn *c, const struct dcerpc_hdr *h, cons
         if (r < 0)
                 return fault_and_close(c, h->call_id, r == -EACCES ?
                                        PV2_NCA_S_FAULT_ACCESS_DENIED : PV2_NCA_S_PROTO_ERROR, rp);
+        /* Even with nothing to say (NTLM), the answer carries a trailer, as Windows'. */
+        aa->trailer = true;
         return 0;
 }
 
