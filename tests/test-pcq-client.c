@@ -17,6 +17,7 @@
  * One file because every case shares one fixture, a running perflibd and
  * provider, which is the expensive part; the cases themselves are short.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -281,10 +282,22 @@ static unsigned free_port(void)
         return port;
 }
 
+/* One account, alice, whose password is "Password" (MS-NLMP's example: its NT hash). */
+static int write_accounts(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        static const char line[] = "alice:a4f49c406510bdcab6824ee7c30fd852:\n";
+        bool ok = fd >= 0 && write(fd, line, sizeof(line) - 1) == (ssize_t) sizeof(line) - 1;
+
+        if (fd >= 0)
+                close(fd);
+        return ok ? 0 : -1;
+}
+
 static int setup(void **state)
 {
         const char *run = tu_runtime_setup();
-        char listen[80], group[300], *bin;
+        char listen[80], group[300], accounts[4200], *bin;
         unsigned port = free_port();
         struct group *gr = getgrgid(0);
 
@@ -301,6 +314,12 @@ static int setup(void **state)
         snprintf(group, sizeof(group), "--group=%s", gr->gr_name);
         snprintf(tcp, sizeof(tcp), "127.0.0.1:%u", port);
         snprintf(listen, sizeof(listen), "--listen-tcp=%s", tcp);
+        /* TCP serves only accounts: libpcq logs on as PERFLIB_USER with PERFLIB_PASSWORD. */
+        snprintf(accounts, sizeof(accounts), "--accounts=%s/accounts", run);
+        if (write_accounts(accounts + strlen("--accounts=")) < 0)
+                return -1;
+        setenv("PERFLIB_USER", "alice", 1);
+        setenv("PERFLIB_PASSWORD", "Password", 1);
         if (tu_child_start(&child, provider_child) < 0 ||
             tu_child_start(&churner, churn_child) < 0)
                 return -1;
@@ -309,7 +328,7 @@ static int setup(void **state)
         server = fork();
         if (server == 0) {
                 execl(bin, bin, "--registry-dir", registry, "--plugin-dir", plugins, listen,
-                      group, (char *) NULL);
+                      group, accounts, (char *) NULL);
                 _exit(127);
         }
         free(bin);

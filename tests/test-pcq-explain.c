@@ -73,10 +73,30 @@ static const struct {
         { CL_TCP, -EHOSTUNREACH, 0,
           "cannot connect to perflibd on web1 port 4700 (the default port): No route to host; "
           "check the host name and the network" },
+        { CL_TCP, -EPROTONOSUPPORT, 0,
+          "cannot connect to perflibd on web1 port 4700 (the default port): Protocol not "
+          "supported; the server accepted the bind without authenticating, as no perflibd that "
+          "knows remote accounts does: check what listens on port 4700" },
         { CL_TCP, 0, ERROR_ACCESS_DENIED,
           "cannot connect to perflibd on web1 port 4700 (the default port): Access is denied; "
-          "the server refused this client" },
+          "perflibd serves TCP only to clients that authenticate: give a user and password "
+          "(PERFLIB_USER and PERFLIB_PASSWORD, typeperf -u)" },
 };
+
+/* Refused credentials: who was tried, and what to check. */
+static void test_refused_user(void **state)
+{
+        static char buf[2048];
+        struct cl_target t = { .origin = CL_TCP, .host = "web1", .port = "4711",
+                               .user = "alice", .mech = "NTLM" };
+
+        (void) state;
+        cl_explain_connect(&t, 0, ERROR_ACCESS_DENIED, buf, sizeof(buf));
+        assert_string_equal(buf, "cannot connect to perflibd on web1 port 4711 as alice (NTLM): "
+                            "Access is denied; the server does not know user alice or the "
+                            "password is wrong: check them (PERFLIB_USER, PERFLIB_PASSWORD), or "
+                            "add the account on the server with perflib-passwd");
+}
 
 static void test_causes(void **state)
 {
@@ -118,6 +138,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_causes),
                 cmocka_unit_test(test_refused_by_server),
+                cmocka_unit_test(test_refused_user),
                 cmocka_unit_test(test_short_buffer),
         };
 

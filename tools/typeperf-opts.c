@@ -32,6 +32,7 @@ enum opt_id {
         OPT_QUERY,
         OPT_QUERY_INSTANCES,
         OPT_SERVER,
+        OPT_USER,
         OPT_YES,
         OPT_HELP,
         OPT_VERSION,
@@ -59,6 +60,7 @@ static const struct opt opts[] = {
         { "q", "query", OPT_QUERY, ARG_OPTIONAL },
         { "qx", "query-instances", OPT_QUERY_INSTANCES, ARG_OPTIONAL },
         { "s", "server", OPT_SERVER, ARG_REQUIRED },
+        { "u", "user", OPT_USER, ARG_REQUIRED },
         { "y", "yes", OPT_YES, ARG_NONE },
         { "?", "help", OPT_HELP, ARG_NONE },
         { "h", NULL, OPT_HELP, ARG_NONE },
@@ -81,13 +83,16 @@ static void usage(FILE *f)
               "  -o,  --output FILE           write to FILE instead of standard output\n"
               "  -q,  --query [OBJECT]        list counter paths (of OBJECT), no instances\n"
               "  -qx, --query-instances [OBJECT]  list counter paths with their instances\n"
-              "  -s,  --server HOST           collect from HOST (default: this machine)\n"
+              "  -s,  --server HOST[:PORT]    collect from HOST (default: this machine)\n"
+              "  -u,  --user USER             authenticate to remote hosts as USER (or\n"
+              "                               DOMAIN\\USER, USER@DOMAIN); the password is\n"
+              "                               $PERFLIB_PASSWORD, else asked on the terminal\n"
               "  -y,  --yes                   overwrite the -o file without asking\n"
               "  -?, -h, --help               show this help and exit\n"
               "       --version               show the version and exit\n"
               "\n"
               "Exit status: 0 success, 1 usage error, 2 bad counter path or counter file,\n"
-              "3 cannot connect, 4 output file error, 5 interrupted before the first\n"
+              "3 cannot connect or access denied, 4 output file error, 5 interrupted before the first\n"
               "sample, 6 collection failed.  See typeperf(1).\n", f);
 }
 
@@ -286,6 +291,11 @@ static int apply(const struct opt *op, const char *word, const char *value,
                 if (!*value)
                         return usage_error(ret_exit, "empty host name");
                 o->host = value;
+                break;
+        case OPT_USER:
+                if (!*value)
+                        return usage_error(ret_exit, "empty user name");
+                o->user = value;
                 break;
         case OPT_YES:
                 o->yes = true;

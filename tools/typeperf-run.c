@@ -58,6 +58,35 @@ static char *host_label(const char *host)
 }
 
 /*
+ * Who to be on remote hosts: -u, else $PERFLIB_USER (libpcq's fallback);
+ * the password $PERFLIB_PASSWORD, else asked on the terminal the first
+ * time a remote host needs it.  -1 after printing why.
+ */
+static int get_credentials(struct tp_run *r, const char *host, int *ret_exit)
+{
+        const char *user = r->o->user ? r->o->user : getenv("PERFLIB_USER");
+        char prompt[512];
+        uint32_t st;
+
+        r->cred.user = r->o->user;
+        if (!user || !*user || r->cred.password || getenv("PERFLIB_PASSWORD"))
+                return 0;
+        snprintf(prompt, sizeof(prompt), "Password for %s on %s: ", user, host);
+        st = pcq_password_prompt(prompt, r->password, sizeof(r->password));
+        if (st == ERROR_SUCCESS) {
+                r->cred.password = r->password;
+                return 0;
+        }
+        if (st == ERROR_NOT_FOUND)
+                fprintf(stderr, "typeperf: no terminal to ask the password of %s on: set "
+                        "PERFLIB_PASSWORD\n", user);
+        else
+                fprintf(stderr, "typeperf: no password for %s: %s\n", user, pcq_status_text(st));
+        *ret_exit = TP_EXIT_CONNECT;
+        return -1;
+}
+
+/*
  * The host for name, connected on first use; NULL after printing why.
  * Each host is allocated on its own: columns point at their host, so a
  * host must not move when the next one is added.
@@ -81,7 +110,9 @@ struct tp_host *tp_get_host(struct tp_run *r, const char *name, int *ret_exit)
         if (!h->label || (!is_local(name) && !(h->name = strdup(name))))
                 goto oom_host;
         v[r->n_hosts++] = h;
-        st = pcq_connect(h->name, CALL_TIMEOUT_MS, &h->conn);
+        if (!is_local(name) && get_credentials(r, h->label, ret_exit) < 0)
+                return NULL;
+        st = pcq_connect_as(h->name, &r->cred, CALL_TIMEOUT_MS, &h->conn);
         if (st != ERROR_SUCCESS) {
                 /* libpcq's sentence names the socket or port, the error and the remedy. */
                 fprintf(stderr, "typeperf: %s\n", pcq_connect_error());
@@ -127,6 +158,7 @@ void tp_run_done(struct tp_run *r)
                 free(h);
         }
         free(r->hosts);
+        explicit_bzero(r->password, sizeof(r->password));
 }
 
 /*

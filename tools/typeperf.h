@@ -52,6 +52,7 @@ struct tp_options {
         const char *query_object;       /* -q OBJECT; NULL: every object */
         const char *output;             /* -o; NULL: standard output */
         const char *host;               /* -s; NULL: the local machine */
+        const char *user;               /* -u; NULL: $PERFLIB_USER, if any */
         bool yes;                       /* -y */
 };
 
@@ -141,6 +142,8 @@ struct tp_column {
 
 struct tp_run {
         const struct tp_options *o;
+        struct pcq_credentials cred;    /* for remote hosts; password points at password */
+        char password[1024];            /* asked once, wiped by tp_run_done */
         struct tp_host **hosts;         /* each owned; columns point at them */
         size_t n_hosts;
         struct tp_column *cols;

@@ -26,6 +26,12 @@ static __thread char connect_error[1024];
 
 PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret)
 {
+        return pcq_connect_as(host, NULL, timeout_ms, ret);
+}
+
+PCQ_API uint32_t pcq_connect_as(const char *host, const struct pcq_credentials *cred,
+                                int timeout_ms, pcq_conn **ret)
+{
         pcq_conn *c;
         uint32_t e;
 
@@ -42,7 +48,7 @@ PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret)
         c->host = strdup(cl_host_is_local(host) ? "" : host);
         if (!c->host)
                 goto oom;
-        e = cl_link_open(&c->link, host, timeout_ms, connect_error, sizeof(connect_error));
+        e = cl_link_open(&c->link, host, cred, timeout_ms, connect_error, sizeof(connect_error));
         if (e) {
                 pcq_conn_free(c);
                 return e;

@@ -117,8 +117,15 @@ static void add_refused(struct out *o, const struct cl_target *t)
 {
         struct stat st;
 
+        if (!is_unix(t) && t->user) {
+                add(o, "the server does not know user %s or the password is wrong: check "
+                    "them (PERFLIB_USER, PERFLIB_PASSWORD), or add the account on the "
+                    "server with perflib-passwd", t->user);
+                return;
+        }
         if (!is_unix(t)) {
-                add(o, "the server refused this client");
+                add(o, "perflibd serves TCP only to clients that authenticate: give a user "
+                    "and password (PERFLIB_USER and PERFLIB_PASSWORD, typeperf -u)");
                 return;
         }
         add(o, "perflibd answers only root, the user it runs as");
@@ -165,6 +172,10 @@ static void add_errno_advice(struct out *o, const struct cl_target *t, int err)
         case -EPROTO:
                 add(o, "what answers there is not a PerflibV2 server");
                 break;
+        case -EPROTONOSUPPORT:
+                add(o, "the server accepted the bind without authenticating, as no perflibd "
+                    "that knows remote accounts does: check what listens on port %s", t->port);
+                break;
         default:
                 break;
         }
@@ -181,6 +192,9 @@ void cl_explain_connect(const struct cl_target *t, int err, uint32_t status, cha
         buf[0] = 0;
         add(&o, "cannot connect to ");
         add_target(&o, t);
+        /* Who we were matters once the server answered. */
+        if (t->origin == CL_TCP && t->user && !err)
+                add(&o, " as %s (%s)", t->user, t->mech ? t->mech : "");
         if (err)
                 add(&o, ": %s", strerror(-err));
         else

@@ -26,6 +26,7 @@ struct cl_target {
         enum cl_origin origin;
         const char *path;               /* the socket, unless CL_TCP */
         const char *host, *port;        /* CL_TCP */
+        const char *user, *mech;        /* CL_TCP: who we bound as and how, NULL: nobody */
         int timeout_ms;
 };
 

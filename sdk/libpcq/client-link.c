@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client-cred.h"
 #include "client-explain.h"
 #include "client-link.h"
 #include "client-wire.h"
@@ -160,17 +161,51 @@ static uint32_t open_unix(struct cl_link *c, const char *host, int timeout_ms, c
 }
 
 /*
+ * Connects to host and port as cred says, wiping its hash once the bind is
+ * done; t gets the user (copied into user) and the mechanism for messages,
+ * *ret_err the connect's -errno (0 when it succeeded or was refused).
+ */
+static uint32_t connect_tcp(struct cl_link *c, const char *host, const char *port,
+                            const struct pcq_credentials *cred, int timeout_ms,
+                            struct cl_target *t, char user[NTLM_NAME_MAX + 1], int *ret_err,
+                            char *why, size_t size)
+{
+        struct cl_cred cc;
+        struct dcerpc_sec sec = { 0 };
+        uint32_t e = cl_cred_get(cred, &cc, why, size);
+        int r = 0;
+
+        if (e == ERROR_SUCCESS && cc.auth_type != DCERPC_AUTH_TYPE_NONE) {
+                r = cl_cred_sec(&cc, &sec);
+                e = r < 0 ? from_errno(r) : ERROR_SUCCESS;
+        }
+        if (cc.auth_type != DCERPC_AUTH_TYPE_NONE) {
+                strcpy(user, cc.user);
+                t->user = user;
+                t->mech = cl_cred_mech(&cc);
+        }
+        if (e == ERROR_SUCCESS) {
+                r = pv2_client_connect_tcp_sec(host, port, timeout_ms, cc.auth_type, &sec,
+                                               &c->client);
+                e = r < 0 ? from_errno(r) : ERROR_SUCCESS;
+        }
+        cl_cred_wipe(&cc);
+        *ret_err = r == -EACCES ? 0 : r;        /* a refusal is told as the status */
+        return e;
+}
+
+/*
  * Over TCP, c->machine becomes the host name alone (no port, no
  * brackets): it is the szMachine of every call, which perflibd hands to
  * providers as the name of the machine asked.
  */
-static uint32_t open_tcp(struct cl_link *c, const char *host, int timeout_ms, char *why,
-                         size_t size)
+static uint32_t open_tcp(struct cl_link *c, const char *host, const struct pcq_credentials *cred,
+                         int timeout_ms, char *why, size_t size)
 {
         struct cl_target t = { .origin = CL_TCP, .timeout_ms = timeout_ms };
-        char *h = NULL, *port = NULL;
+        char *h = NULL, *port = NULL, user[NTLM_NAME_MAX + 1];
         uint32_t e = split_host(host, &h, &port);
-        int r;
+        int r = 0;
 
         if (e == PDH_CSTATUS_NO_MACHINE)
                 snprintf(why, size, "cannot connect to '%s': a host is NAME, NAME:PORT, "
@@ -179,14 +214,13 @@ static uint32_t open_tcp(struct cl_link *c, const char *host, int timeout_ms, ch
                 return e;
         t.host = h;
         t.port = port;
-        r = pv2_client_connect_tcp(h, port, timeout_ms, &c->client);
-        if (r == 0) {
+        e = connect_tcp(c, h, port, cred, timeout_ms, &t, user, &r, why, size);
+        if (e == ERROR_SUCCESS) {
                 c->machine = h;         /* t.host stays valid: the link owns it now */
                 h = NULL;
                 e = probe(c);
-        } else
-                e = from_errno(r);
-        if (e)
+        }
+        if (e && !why[0])
                 cl_explain_connect(&t, r, e, why, size);
         free(h);
         free(port);
@@ -198,8 +232,8 @@ bool cl_host_is_local(const char *host)
         return is_local(host);
 }
 
-uint32_t cl_link_open(struct cl_link *l, const char *host, int timeout_ms, char *why,
-                      size_t why_size)
+uint32_t cl_link_open(struct cl_link *l, const char *host, const struct pcq_credentials *cred,
+                      int timeout_ms, char *why, size_t why_size)
 {
         uint32_t e;
 
@@ -207,7 +241,7 @@ uint32_t cl_link_open(struct cl_link *l, const char *host, int timeout_ms, char 
         if (is_local(host) || !strncmp(host, "unix:", 5))
                 e = open_unix(l, host, timeout_ms, why, why_size);
         else
-                e = open_tcp(l, host, timeout_ms, why, why_size);
+                e = open_tcp(l, host, cred, timeout_ms, why, why_size);
         if (e && !why[0])
                 snprintf(why, why_size, "cannot connect: %s", pcq_status_text(e));
         return e;

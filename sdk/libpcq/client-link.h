@@ -28,12 +28,13 @@ bool cl_host_is_local(const char *host);
 /*
  * Connects the zeroed l to host (local, "unix:PATH", "host[:port]" or
  * "[v6][:port]") and makes one cheap call, so that a server that refuses
- * this user says so now.  On failure why (why_size bytes, at least 1)
+ * this user says so now.  Over TCP it authenticates with cred (NULL: the
+ * environment's, see pcq_connect_as); the local socket takes none.  On failure why (why_size bytes, at least 1)
  * gets the sentence pcq_connect_error() gives: what was tried, the
  * error and what to do.  Whatever the outcome, cl_link_close ends it.
  */
-uint32_t cl_link_open(struct cl_link *l, const char *host, int timeout_ms, char *why,
-                      size_t why_size);
+uint32_t cl_link_open(struct cl_link *l, const char *host, const struct pcq_credentials *cred,
+                      int timeout_ms, char *why, size_t why_size);
 void cl_link_close(struct cl_link *l);
 
 /*

@@ -48,6 +48,7 @@ static const struct status_row status_rows[] = {
         { ERROR_NO_DATA, "The pipe is being closed." },
         { ERROR_MORE_DATA, "More data is available." },
         { ERROR_NOT_FOUND, "Element not found." },
+        { ERROR_CANCELLED, "The operation was canceled by the user." },
         { ERROR_CONNECTION_ABORTED, "The network connection was aborted." },
         { ERROR_TIMEOUT, "This operation returned because the timeout period expired." },
         { RPC_S_CALL_FAILED, "The remote procedure call failed." },

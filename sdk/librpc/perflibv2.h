@@ -281,6 +281,21 @@ struct pv2_client;
 int pv2_client_connect_unix(const char *path, int timeout_ms, struct pv2_client **ret);
 int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
                            struct pv2_client **ret);
+/*
+ * Over TCP, authenticated (MS-PCQ 2.1): sec is a client security context
+ * not yet stepped (dcerpc-sec.h; NULL or ops NULL: none), of auth_type
+ * (DCERPC_AUTH_TYPE_NTLM or DCERPC_AUTH_TYPE_SPNEGO), which the client
+ * takes whatever the outcome (*sec is zeroed) and frees with itself.
+ * Every call is then sealed at PKT_PRIVACY and every answer checked.
+ * -EACCES when the server refuses the credentials (bind_nak,
+ * nca_s_fault_access_denied) or our context refuses the server's proof,
+ * -EPROTONOSUPPORT for a server that binds without authenticating (one
+ * that does not know how), -EPROTO for one that does it wrong.
+ */
+struct dcerpc_sec;
+int pv2_client_connect_tcp_sec(const char *host, const char *port, int timeout_ms,
+                               uint8_t auth_type, struct dcerpc_sec *sec,
+                               struct pv2_client **ret);
 void pv2_client_free(struct pv2_client *c);
 
 /*
@@ -289,7 +304,8 @@ void pv2_client_free(struct pv2_client *c);
  * connection broke or timed out, RPC_S_CALL_FAILED (0x6BE) with the fault
  * status in pv2_client_last_fault() when the server answered with a fault
  * (or sent a response stub that does not parse: then the status is
- * PV2_NCA_S_FAULT_NDR).  After ERROR_CONNECTION_ABORTED the client is
+ * PV2_NCA_S_FAULT_NDR), or ERROR_ACCESS_DENIED (5) when that fault was
+ * nca_s_fault_access_denied.  After ERROR_CONNECTION_ABORTED the client is
  * unusable and every later call returns the same; after a fault it is fine.
  * Also ERROR_INVALID_PARAMETER (a NULL argument, machine not UTF-8) and
  * ERROR_OUTOFMEMORY, before anything is sent.  machine may be NULL (sent as
@@ -304,6 +320,7 @@ void pv2_client_free(struct pv2_client *c);
  * the values as Wireshark's packet-dcerpc.c and impacket's rpcrt.py name
  * them).
  */
+#define PV2_NCA_S_FAULT_ACCESS_DENIED   0x00000005u     /* not this caller, or not at this level */
 #define PV2_NCA_S_FAULT_NDR             0x000006F7u     /* bad stub data (RPC_X_BAD_STUB_DATA) */
 #define PV2_NCA_S_FAULT_INVALID_BOUND   0x1C000007u     /* range() or size_is/length_is violated */
 #define PV2_NCA_S_FAULT_CONTEXT_MISMATCH 0x1C00001Au    /* unknown, closed or foreign handle */

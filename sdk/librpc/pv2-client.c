@@ -10,6 +10,11 @@
  * The server's reply is untrusted like anything else from a socket:
  * responses are reassembled up to a bound computed from what the call can
  * legitimately return, and the stub is checked field by field.
+ *
+ * Over TCP the client may authenticate (the bind: pv2-client-bind.c).
+ * Then every request is sealed and every response fragment checked and
+ * unsealed whole before a byte of it is believed; a fragment that fails
+ * breaks the connection as a timeout does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,176 +25,43 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "dcerpc.h"
 #include "ndr.h"
 #include "pcq-utf.h"
 #include "perflibv2.h"
+#include "pv2-client.h"
 
-#define PV2_CLIENT_FRAG DCERPC_SERVER_MAX_FRAG
 /* Slack over the lpData bytes for the other [out] fields of a response. */
 #define PV2_RESPONSE_SLACK 64u
 
-struct pv2_client {
-        int fd;
-        int timeout_ms;
-        uint32_t next_call_id;
-        uint16_t max_xmit;              /* largest fragment we may send */
-        uint32_t last_fault;
-        bool broken;
-        uint8_t frag[65536];            /* one received fragment */
-};
-
-/* ---- socket I/O under a deadline ---- */
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* deadline < 0: none. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-        for (;;) {
-                int t = -1;
-                if (deadline >= 0) {
-                        int64_t left = deadline - now_ms();
-                        if (left <= 0)
-                                return -ETIMEDOUT;
-                        t = left > 60000 ? 60000 : (int)left;
-                }
-                struct pollfd pfd = { .fd = fd, .events = events };
-                int r = poll(&pfd, 1, t);
-                if (r > 0)
-                        return 0;
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-        }
-}
-
-static int send_all(int fd, const uint8_t *b, size_t n, int64_t deadline)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-                if (k > 0) {
-                        b += k;
-                        n -= (size_t)k;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
-                int r = wait_fd(fd, POLLOUT, deadline);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int recv_all(int fd, uint8_t *b, size_t n, int64_t deadline)
-{
-        while (n > 0) {
-                ssize_t k = recv(fd, b, n, 0);
-                if (k > 0) {
-                        b += k;
-                        n -= (size_t)k;
-                        continue;
-                }
-                if (k == 0)
-                        return -ECONNRESET;
-                if (errno == EINTR)
-                        continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
-                int r = wait_fd(fd, POLLIN, deadline);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int64_t deadline_of(const struct pv2_client *c)
-{
-        return c->timeout_ms > 0 ? now_ms() + c->timeout_ms : -1;
-}
-
-/* Reads one PDU into c->frag. */
-static int recv_pdu(struct pv2_client *c, struct dcerpc_hdr *ret, int64_t deadline)
-{
-        int r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
-        if (r < 0)
-                return r;
-        r = dcerpc_parse_hdr(c->frag, ret);
-        if (r < 0)
-                return -EPROTO;
-        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, ret->frag_len - DCERPC_HDR_SIZE,
-                        deadline);
-}
-
-/* ---- connect and bind ---- */
-
-static int bind_iface(struct pv2_client *c)
-{
-        int64_t deadline = deadline_of(c);
-        uint8_t b[72] = { 0 };
-        struct dcerpc_hdr h;
-
-        dcerpc_put_hdr(b, DCERPC_BIND, DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG,
-                       sizeof(b), c->next_call_id++);
-        ndr_put_le16(b + 16, PV2_CLIENT_FRAG);
-        ndr_put_le16(b + 18, PV2_CLIENT_FRAG);
-        /* assoc_group 0; one context, id 0, one transfer syntax. */
-        b[24] = 1;
-        b[30] = 1;
-        memcpy(b + 32, dcerpc_pv2_syntax, DCERPC_SYNTAX_SIZE);
-        memcpy(b + 52, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE);
-        int r = send_all(c->fd, b, sizeof(b), deadline);
-        if (r < 0)
-                return r;
-        r = recv_pdu(c, &h, deadline);
-        if (r < 0)
-                return r;
-        if (h.ptype != DCERPC_BIND_ACK || h.frag_len < 28)
-                return -EPROTO;
-
-        struct ndr_pull p;
-        ndr_pull_init(&p, c->frag, h.frag_len);
-        (void)ndr_pull_bytes(&p, DCERPC_HDR_SIZE);
-        (void)ndr_pull_u16(&p);                 /* the server's max_xmit_frag */
-        uint16_t server_recv = ndr_pull_u16(&p);
-        (void)ndr_pull_u32(&p);
-        uint16_t secaddr = ndr_pull_u16(&p);
-        (void)ndr_pull_bytes(&p, secaddr);
-        ndr_pull_align(&p, 4);
-        uint8_t n = ndr_pull_u8(&p);
-        (void)ndr_pull_bytes(&p, 3);
-        const uint8_t *res = ndr_pull_bytes(&p, 24);
-        if (p.err || n < 1 || ndr_le16(res) != DCERPC_RESULT_ACCEPTANCE ||
-            memcmp(res + 4, dcerpc_ndr_syntax, DCERPC_SYNTAX_SIZE) != 0)
-                return -EPROTO;
-        c->max_xmit = server_recv < DCERPC_MIN_FRAG ? DCERPC_MIN_FRAG :
-                      server_recv > PV2_CLIENT_FRAG ? PV2_CLIENT_FRAG : server_recv;
-        return 0;
-}
-
-static int client_new(int fd, int timeout_ms, struct pv2_client **ret)
+/*
+ * Takes fd and *sec (its ops NULL: no authentication), whatever the
+ * outcome, and binds.
+ */
+static int client_new(int fd, int timeout_ms, uint8_t auth_type, struct dcerpc_sec *sec,
+                      struct pv2_client **ret)
 {
         struct pv2_client *c = calloc(1, sizeof(*c));
 
         if (!c) {
                 close(fd);
+                dcerpc_sec_free(sec);
                 return -ENOMEM;
         }
         c->fd = fd;
         c->timeout_ms = timeout_ms;
         c->next_call_id = 1;
-        int r = bind_iface(c);
+        c->bind_flags = DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG;
+        c->sec = *sec;
+        *sec = (struct dcerpc_sec){ 0 };
+        if (c->sec.ops) {
+                c->bind_flags |= DCERPC_PFC_SUPPORT_HEADER_SIGN;
+                c->auth = (struct dcerpc_auth){ .auth_type = auth_type,
+                                                .auth_level = DCERPC_AUTH_LEVEL_PRIVACY,
+                                                .context_id = PV2_AUTH_CONTEXT_ID };
+        }
+        int r = pv2c_bind(c);
         if (r < 0) {
                 pv2_client_free(c);
                 return r;
@@ -224,7 +96,7 @@ int pv2_client_connect_unix(const char *path, int timeout_ms, struct pv2_client 
                 close(fd);
                 return r;
         }
-        return client_new(fd, timeout_ms, ret);
+        return client_new(fd, timeout_ms, DCERPC_AUTH_TYPE_NONE, &(struct dcerpc_sec){ 0 }, ret);
 }
 
 /* A non-blocking connect to one address, bounded by deadline. */
@@ -237,7 +109,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
         if (fd < 0)
                 return -errno;
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-                r = errno == EINPROGRESS ? wait_fd(fd, POLLOUT, deadline) : -errno;
+                r = errno == EINPROGRESS ? pv2c_wait_fd(fd, POLLOUT, deadline) : -errno;
                 if (r == 0) {
                         int err = 0;
                         socklen_t len = sizeof(err);
@@ -253,18 +125,25 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
         return fd;
 }
 
-int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
-                           struct pv2_client **ret)
+int pv2_client_connect_tcp_sec(const char *host, const char *port, int timeout_ms,
+                               uint8_t auth_type, struct dcerpc_sec *sec, struct pv2_client **ret)
 {
         struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
         struct addrinfo *res = NULL;
+        struct dcerpc_sec none = { 0 };
         int r = -ECONNREFUSED;
 
-        if (!host || !port || !ret || timeout_ms < 0)
+        if (!sec)
+                sec = &none;
+        if (!host || !port || !ret || timeout_ms < 0 || (sec->ops && !sec->ops->step)) {
+                dcerpc_sec_free(sec);
                 return -EINVAL;
-        if (getaddrinfo(host, port, &hints, &res) != 0)
+        }
+        if (getaddrinfo(host, port, &hints, &res) != 0) {
+                dcerpc_sec_free(sec);
                 return -EHOSTUNREACH;
-        int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+        }
+        int64_t deadline = timeout_ms > 0 ? pv2c_now_ms() + timeout_ms : -1;
         int fd = -1;
         for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
                 fd = connect_one(ai, deadline);
@@ -272,9 +151,17 @@ int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
                         r = fd;
         }
         freeaddrinfo(res);
-        if (fd < 0)
+        if (fd < 0) {
+                dcerpc_sec_free(sec);
                 return r;
-        return client_new(fd, timeout_ms, ret);
+        }
+        return client_new(fd, timeout_ms, auth_type, sec, ret);
+}
+
+int pv2_client_connect_tcp(const char *host, const char *port, int timeout_ms,
+                           struct pv2_client **ret)
+{
+        return pv2_client_connect_tcp_sec(host, port, timeout_ms, DCERPC_AUTH_TYPE_NONE, NULL, ret);
 }
 
 void pv2_client_free(struct pv2_client *c)
@@ -283,6 +170,7 @@ void pv2_client_free(struct pv2_client *c)
                 return;
         if (c->fd >= 0)
                 close(c->fd);
+        dcerpc_sec_free(&c->sec);
         free(c);
 }
 
@@ -293,106 +181,196 @@ uint32_t pv2_client_last_fault(const struct pv2_client *c)
 
 /* ---- one call ---- */
 
-/* Receives the rest of a fault (or anything that is not a response) into c->frag. */
-static int recv_rest(struct pv2_client *c, const struct dcerpc_hdr *h, int64_t deadline)
+/* Where the stub of a response goes: its first bytes into head, the rest into ret. */
+struct stub_dest {
+        uint8_t *head;
+        size_t head_len, head_got;
+        size_t cap;                     /* ret may not grow past it */
+        struct ndr_push *ret;
+};
+
+/* n bytes into dst: from src, or from the socket when src is NULL. */
+static int fill(struct pv2_client *c, uint8_t *dst, const uint8_t *src, size_t n,
+                int64_t deadline)
 {
-        return recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, h->frag_len - DCERPC_HDR_SIZE,
+        if (n == 0)
+                return 0;
+        if (!src)
+                return pv2c_recv_all(c->fd, dst, n, deadline);
+        memcpy(dst, src, n);
+        return 0;
+}
+
+/*
+ * Places the n stub bytes of one response fragment where d says, each
+ * byte received (src NULL) or copied (src, an unsealed fragment) once.
+ */
+static int take_stub(struct pv2_client *c, const uint8_t *src, size_t n, struct stub_dest *d,
+                     int64_t deadline)
+{
+        size_t h = d->head_len - d->head_got < n ? d->head_len - d->head_got : n;
+        int r;
+
+        if (n - h > d->cap - d->ret->size)
+                return -EPROTO;
+        r = fill(c, d->head + d->head_got, src, h, deadline);
+        if (r < 0)
+                return r;
+        d->head_got += h;
+        if (n == h)
+                return 0;
+        uint8_t *b = ndr_push_room(d->ret, n - h);
+        if (!b)
+                return d->ret->err;
+        return fill(c, b, src ? src + h : NULL, n - h, deadline);
+}
+
+/* A fragment of the answer to a call, its call header in c->frag. */
+struct frag {
+        struct dcerpc_hdr h;
+        const uint8_t *stub;            /* unsealed in c->frag; NULL: still on the socket */
+        size_t stub_len;
+};
+
+/* A plain fragment: the headers now, the stub (of a response) left to take_stub. */
+static int recv_plain(struct pv2_client *c, struct frag *f, int64_t deadline)
+{
+        int r = pv2c_recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
+
+        if (r < 0)
+                return r;
+        if (dcerpc_parse_hdr(c->frag, &f->h) < 0 || f->h.auth_len != 0)
+                return -EPROTO;
+        if (f->h.ptype != DCERPC_RESPONSE || f->h.frag_len < DCERPC_CALL_HDR_SIZE)
+                return pv2c_recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
+                                f->h.frag_len - DCERPC_HDR_SIZE, deadline);
+        f->stub = NULL;
+        f->stub_len = f->h.frag_len - DCERPC_CALL_HDR_SIZE;
+        return pv2c_recv_all(c->fd, c->frag + DCERPC_HDR_SIZE, DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE,
                         deadline);
 }
 
 /*
- * Receives the stub bytes of one response fragment (its call header is in
- * c->frag): the first ones into head until *head_got reaches head_len, the
- * rest straight into ret, which must not grow past resp_cap.
+ * A protected fragment, whole, checked and unsealed before anything in it
+ * is believed.  A fault without a verifier is taken as it is: a server
+ * refusing a call may not sign its refusal, and a forged one can only
+ * end the call, as a forged reset could.
  */
-static int recv_stub(struct pv2_client *c, size_t n, uint8_t *head, size_t head_len,
-                     size_t *head_got, size_t resp_cap, struct ndr_push *ret, int64_t deadline)
+static int recv_sealed(struct pv2_client *c, struct frag *f, int64_t deadline)
 {
-        size_t h = head_len - *head_got < n ? head_len - *head_got : n;
-        int r = h ? recv_all(c->fd, head + *head_got, h, deadline) : 0;
+        struct dcerpc_auth_view v;
+        int r = pv2c_recv_pdu(c, &f->h, deadline);
 
         if (r < 0)
                 return r;
-        *head_got += h;
-        n -= h;
-        if (n > resp_cap - ret->size)
-                return -EPROTO;
-        uint8_t *b = n ? ndr_push_room(ret, n) : NULL;
-        if (n && !b)
-                return ret->err;
-        return n ? recv_all(c->fd, b, n, deadline) : 0;
+        if (f->h.ptype == DCERPC_FAULT && f->h.auth_len == 0)
+                return 0;
+        r = dcerpc_auth_verify(&c->auth, c->frag, f->h.frag_len, &v);
+        if (r < 0)
+                return r;
+        f->stub = c->frag + v.stub_off;
+        f->stub_len = v.stub_len;
+        return 0;
+}
+
+static uint32_t fault_status(struct pv2_client *c, const struct frag *f)
+{
+        if (f->h.ptype != DCERPC_FAULT || f->h.frag_len < DCERPC_FAULT_SIZE)
+                return 0;
+        c->last_fault = ndr_le32(c->frag + 24);
+        return c->last_fault == PV2_NCA_S_FAULT_ACCESS_DENIED ? ERROR_ACCESS_DENIED :
+               PV2_RPC_S_CALL_FAILED;
+}
+
+/* The request PDUs of a call, protected when the connection is. */
+static int build_request(struct pv2_client *c, uint32_t call_id, uint16_t opnum,
+                         const struct ndr_push *stub, uint8_t **pdus, size_t *pdus_len)
+{
+        if (c->sec.ops)
+                return dcerpc_auth_append_call(&c->auth, pdus, pdus_len, DCERPC_REQUEST, call_id,
+                                               0, opnum, stub->data, stub->size, c->max_xmit);
+        return dcerpc_append_call(pdus, pdus_len, DCERPC_REQUEST, call_id, 0, opnum,
+                                  stub->data, stub->size, c->max_xmit);
+}
+
+/*
+ * Receives the response to call_id into d, fragment by fragment: 0 with
+ * *ret_fault 0, or the status of a fault as call_split returns it; -errno
+ * when the connection is out of step.
+ */
+static int recv_response(struct pv2_client *c, uint32_t call_id, struct stub_dest *d,
+                         int64_t deadline, uint32_t *ret_fault)
+{
+        for (bool first = true;; first = false) {
+                struct frag f = { 0 };
+                int r = c->sec.ops ? recv_sealed(c, &f, deadline) : recv_plain(c, &f, deadline);
+
+                if (r < 0)
+                        return r;
+                if (f.h.call_id != call_id || (first && !(f.h.flags & DCERPC_PFC_FIRST_FRAG)))
+                        return -EPROTO;
+                *ret_fault = fault_status(c, &f);
+                if (*ret_fault)
+                        return 0;
+                if (f.h.ptype != DCERPC_RESPONSE || f.h.frag_len < DCERPC_CALL_HDR_SIZE)
+                        return -EPROTO;
+                if (first) {
+                        /* alloc_hint sizes the buffer, within what the call may return. */
+                        uint32_t hint = ndr_le32(c->frag + 16);
+                        ndr_push_presize(d->ret, hint < d->cap ? hint : d->cap);
+                }
+                r = take_stub(c, f.stub, f.stub_len, d, deadline);
+                if (r < 0)
+                        return r;
+                if (f.h.flags & DCERPC_PFC_LAST_FRAG)
+                        return 0;
+        }
 }
 
 /*
  * Sends stub as a request of opnum, reassembles the response stub: its
  * first head_len bytes into head (*ret_head_got says how many came), the
  * rest (at most resp_cap bytes) into *ret (malloc'd, the caller's), each
- * fragment received where it belongs rather than copied there.  Returns 0,
- * the RPC_S_CALL_FAILED of a fault, ERROR_CONNECTION_ABORTED or
+ * fragment received where it belongs rather than copied there (once
+ * unsealed, when the connection is protected).  Returns 0, the
+ * RPC_S_CALL_FAILED of a fault (ERROR_ACCESS_DENIED for
+ * nca_s_fault_access_denied), ERROR_CONNECTION_ABORTED or
  * ERROR_OUTOFMEMORY.
  */
 static uint32_t call_split(struct pv2_client *c, uint16_t opnum, const struct ndr_push *stub,
                            uint8_t *head, size_t head_len, size_t *ret_head_got,
                            size_t resp_cap, struct ndr_push *ret)
 {
+        struct stub_dest d = { .head = head, .head_len = head_len, .cap = resp_cap, .ret = ret };
         uint8_t *pdus = NULL;
-        size_t pdus_len = 0, head_got = 0;
-        int64_t deadline = deadline_of(c);
+        size_t pdus_len = 0;
+        int64_t deadline = pv2c_deadline(c);
         uint32_t call_id = c->next_call_id++;
 
         if (c->broken)
                 return PV2_ERROR_CONNECTION_ABORTED;
         if (stub->err)
                 return stub->err == -ENOMEM ? ERROR_OUTOFMEMORY : ERROR_INVALID_PARAMETER;
-        if (dcerpc_append_call(&pdus, &pdus_len, DCERPC_REQUEST, call_id, 0, opnum,
-                               stub->data, stub->size, c->max_xmit) < 0) {
+        if (build_request(c, call_id, opnum, stub, &pdus, &pdus_len) < 0) {
                 free(pdus);
+                /* A sealing mechanism may have moved its sequence on: no going back. */
+                c->broken = c->sec.ops != NULL;
                 return ERROR_OUTOFMEMORY;
         }
-        int r = send_all(c->fd, pdus, pdus_len, deadline);
+        int r = pv2c_send_all(c->fd, pdus, pdus_len, deadline);
         free(pdus);
         ndr_push_init(ret);
-        for (bool first = true; r == 0;) {
-                struct dcerpc_hdr h;
-                r = recv_all(c->fd, c->frag, DCERPC_HDR_SIZE, deadline);
-                if (r < 0)
-                        break;
-                if (dcerpc_parse_hdr(c->frag, &h) < 0 || h.call_id != call_id ||
-                    h.auth_len != 0 || (first && !(h.flags & DCERPC_PFC_FIRST_FRAG))) {
-                        r = -EPROTO;
-                        break;
-                }
-                if (h.ptype != DCERPC_RESPONSE || h.frag_len < DCERPC_CALL_HDR_SIZE) {
-                        r = recv_rest(c, &h, deadline);
-                        if (r == 0 && h.ptype == DCERPC_FAULT && h.frag_len >= DCERPC_FAULT_SIZE) {
-                                c->last_fault = ndr_le32(c->frag + 24);
-                                ndr_push_done(ret);
-                                return PV2_RPC_S_CALL_FAILED;
-                        }
-                        r = -EPROTO;
-                        break;
-                }
-                r = recv_all(c->fd, c->frag + DCERPC_HDR_SIZE,
-                             DCERPC_CALL_HDR_SIZE - DCERPC_HDR_SIZE, deadline);
-                if (r < 0)
-                        break;
-                if (first) {
-                        /* alloc_hint sizes the buffer, within what the call may return. */
-                        uint32_t hint = ndr_le32(c->frag + 16);
-                        ndr_push_presize(ret, hint < resp_cap ? hint : resp_cap);
-                }
-                r = recv_stub(c, h.frag_len - DCERPC_CALL_HDR_SIZE, head, head_len, &head_got,
-                              resp_cap, ret, deadline);
-                if (r < 0)
-                        break;
-                first = false;
-                if (h.flags & DCERPC_PFC_LAST_FRAG) {
-                        if (ret_head_got)
-                                *ret_head_got = head_got;
-                        return 0;
-                }
+        uint32_t fault = 0;
+        if (r == 0)
+                r = recv_response(c, call_id, &d, deadline, &fault);
+        if (r == 0 && !fault) {
+                if (ret_head_got)
+                        *ret_head_got = d.head_got;
+                return 0;
         }
         ndr_push_done(ret);
+        if (r == 0)
+                return fault;
         c->broken = true;
         return PV2_ERROR_CONNECTION_ABORTED;
 }

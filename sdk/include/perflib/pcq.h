@@ -85,9 +85,61 @@ typedef struct pcq_conn pcq_conn;
  * stripped, so PDH's "\\host" works.  timeout_ms bounds each call (0: no
  * bound).  *ret is the caller's (pcq_conn_free).  PDH_CANNOT_CONNECT_MACHINE
  * when nothing answers, ERROR_ACCESS_DENIED when perflibd refuses this user.
+ * Over TCP it authenticates as $PERFLIB_USER with $PERFLIB_PASSWORD: see
+ * pcq_connect_as.
  */
 #define PCQ_DEFAULT_TCP_PORT    "4700"
 PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret);
+
+/*
+ * Who to be on a remote host.  Over TCP, MS-PCQ has the client
+ * authenticate with NTLM or SPNEGO at packet privacy (every call sealed,
+ * every answer's signature checked), and perflibd refuses anything less;
+ * the local socket needs no credentials (the kernel names the peer) and
+ * ignores them.
+ *
+ * user: "USER", "DOMAIN\USER" or "USER@DOMAIN" (the domain is sent as
+ * given; perflibd's accounts form one domain), NULL: $PERFLIB_USER, and
+ * with neither the bind is unauthenticated, which perflibd refuses over
+ * TCP.  password: NULL: $PERFLIB_PASSWORD (which other processes of the
+ * same user can read: prefer asking, pcq_password_prompt).  Only the
+ * password's NT hash is kept, for the bind, then wiped.  auth:
+ * PCQ_AUTH_DEFAULT is $PERFLIB_AUTH ("ntlm" or "spnego") when set, else
+ * SPNEGO, as Windows clients negotiate.
+ */
+enum pcq_auth {
+        PCQ_AUTH_DEFAULT = 0,
+        PCQ_AUTH_NTLM = 1,              /* RPC_C_AUTHN_WINNT */
+        PCQ_AUTH_SPNEGO = 2,            /* RPC_C_AUTHN_GSS_NEGOTIATE, offering NTLM */
+};
+struct pcq_credentials {
+        const char *user;
+        const char *password;
+        enum pcq_auth auth;
+};
+/*
+ * pcq_connect with credentials (NULL: from the environment alone, which
+ * is what pcq_connect does).  ERROR_ACCESS_DENIED (5) when the server
+ * refuses them: wrong password, unknown user, no user at all; then
+ * pcq_connect_error() says "Access is denied" and which user was tried.
+ * PDH_INVALID_ARGUMENT for a user without a password, a name or password
+ * that is not UTF-8 or longer than 256 bytes, an unknown $PERFLIB_AUTH.
+ */
+PCQ_API uint32_t pcq_connect_as(const char *host, const struct pcq_credentials *cred,
+                                int timeout_ms, pcq_conn **ret);
+/*
+ * Asks for a password on the controlling terminal (/dev/tty), prompt
+ * first, echo off, and reads one line into buf (size bytes, NUL
+ * included; the newline dropped).  SIGINT, SIGTERM, SIGQUIT and SIGHUP
+ * are held off while echo is off and delivered once it is back.
+ * ERROR_NOT_FOUND when there is no terminal, ERROR_INSUFFICIENT_BUFFER
+ * for a longer line, ERROR_CANCELLED at end of input or on a signal.
+ * The caller wipes buf (explicit_bzero) once done with it.
+ */
+#ifndef ERROR_CANCELLED
+#define ERROR_CANCELLED                 1223u
+#endif
+PCQ_API uint32_t pcq_password_prompt(const char *prompt, char *buf, size_t size);
 /*
  * Why this thread's last pcq_connect failed, as one line for people: the
  * socket (and the variable or default that chose it) or the host and
