@@ -87,6 +87,7 @@ static void usage(FILE *f)
               "  -u,  --user USER             authenticate to remote hosts as USER (or\n"
               "                               DOMAIN\\USER, USER@DOMAIN); the password is\n"
               "                               $PERFLIB_PASSWORD, else asked on the terminal\n"
+              "                               (PERFLIB_AUTH=kerberos: the ticket, no -u)\n"
               "  -y,  --yes                   overwrite the -o file without asking\n"
               "  -?, -h, --help               show this help and exit\n"
               "       --version               show the version and exit\n"

@@ -65,12 +65,15 @@ static char *host_label(const char *host)
 static int get_credentials(struct tp_run *r, const char *host, int *ret_exit)
 {
         const char *user = r->o->user ? r->o->user : getenv("PERFLIB_USER");
+        const char *auth = getenv("PERFLIB_AUTH");
         char prompt[512];
         uint32_t st;
 
         r->cred.user = r->o->user;
         if (!user || !*user || r->cred.password || getenv("PERFLIB_PASSWORD"))
                 return 0;
+        if (auth && !strcasecmp(auth, "kerberos"))
+                return 0;       /* the ticket logs on: no password to ask */
         snprintf(prompt, sizeof(prompt), "Password for %s on %s: ", user, host);
         st = pcq_password_prompt(prompt, r->password, sizeof(r->password));
         if (st == ERROR_SUCCESS) {

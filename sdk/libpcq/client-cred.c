@@ -5,6 +5,8 @@
  * lives in the cl_cred until the bind is done, then is wiped, as the
  * security context wipes its own copy and its keys when freed.
  */
+#include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "client-cred.h"
 #include "dcerpc-auth.h"
+#include "dcerpc-krb5.h"
 #include "dcerpc-ntlm.h"
 #include "spnego-sec.h"
 
@@ -22,7 +25,7 @@ static const char *env(const char *name)
         return v && *v ? v : NULL;
 }
 
-static uint32_t auth_type(enum pcq_auth a, uint8_t *ret, char *why, size_t size)
+static uint32_t auth_type(enum pcq_auth a, struct cl_cred *ret, char *why, size_t size)
 {
         const char *e = env("PERFLIB_AUTH");
 
@@ -31,18 +34,25 @@ static uint32_t auth_type(enum pcq_auth a, uint8_t *ret, char *why, size_t size)
                         a = PCQ_AUTH_NTLM;
                 else if (!strcasecmp(e, "spnego"))
                         a = PCQ_AUTH_SPNEGO;
+                else if (!strcasecmp(e, "kerberos"))
+                        a = PCQ_AUTH_KERBEROS;
                 else {
-                        snprintf(why, size, "PERFLIB_AUTH is '%s': want ntlm or spnego", e);
+                        snprintf(why, size, "PERFLIB_AUTH is '%s': want ntlm, spnego or "
+                                 "kerberos", e);
                         return PDH_INVALID_ARGUMENT;
                 }
         }
         switch (a) {
         case PCQ_AUTH_NTLM:
-                *ret = DCERPC_AUTH_TYPE_NTLM;
+                ret->auth_type = DCERPC_AUTH_TYPE_NTLM;
+                return ERROR_SUCCESS;
+        case PCQ_AUTH_KERBEROS:
+                ret->kerberos = true;   /* MS-PCQ 2.1: Kerberos comes by SPNEGO */
+                ret->auth_type = DCERPC_AUTH_TYPE_SPNEGO;
                 return ERROR_SUCCESS;
         case PCQ_AUTH_DEFAULT:
         case PCQ_AUTH_SPNEGO:
-                *ret = DCERPC_AUTH_TYPE_SPNEGO;
+                ret->auth_type = DCERPC_AUTH_TYPE_SPNEGO;
                 return ERROR_SUCCESS;
         }
         snprintf(why, size, "unknown authentication mechanism %d", (int)a);
@@ -84,15 +94,20 @@ uint32_t cl_cred_get(const struct pcq_credentials *given, struct cl_cred *ret, c
         const char *user = given && given->user ? given->user : env("PERFLIB_USER");
         const char *password = given && given->password ? given->password :
                                getenv("PERFLIB_PASSWORD");
-        uint32_t e;
+        struct cl_cred c = { .auth_type = DCERPC_AUTH_TYPE_NONE };
+        uint32_t e = auth_type(given ? given->auth : PCQ_AUTH_DEFAULT, &c, why, why_size);
 
         *ret = (struct cl_cred){ .auth_type = DCERPC_AUTH_TYPE_NONE };
+        if (e)
+                return e;
+        if (c.kerberos) {       /* the ticket says who: a user or password is not asked */
+                *ret = c;
+                return ERROR_SUCCESS;
+        }
         if (!user)
                 return ERROR_SUCCESS;
+        *ret = c;
         e = split_user(user, ret, why, why_size);
-        if (e == ERROR_SUCCESS)
-                e = auth_type(given ? given->auth : PCQ_AUTH_DEFAULT, &ret->auth_type, why,
-                              why_size);
         if (e)
                 return e;
         if (!password) {
@@ -115,13 +130,66 @@ void cl_cred_wipe(struct cl_cred *c)
 
 const char *cl_cred_mech(const struct cl_cred *c)
 {
+        if (c->kerberos)
+                return "Kerberos";
         return c->auth_type == DCERPC_AUTH_TYPE_NTLM ? "NTLM" : "SPNEGO";
 }
 
-int cl_cred_sec(const struct cl_cred *c, struct dcerpc_sec *ret)
+/* The service to ask a ticket for: $PERFLIB_KRB5_SERVICE, else "host@HOST". */
+static const char *kerberos_service(const char *host, char *buf, size_t size)
+{
+        const char *service = env("PERFLIB_KRB5_SERVICE");
+
+        if (service)
+                return service;
+        if (snprintf(buf, size, "host@%s", host) >= (int)size)
+                return NULL;
+        return buf;
+}
+
+void cl_cred_explain(const struct cl_cred *c, const char *host, int err, char *why,
+                     size_t size)
+{
+        char buf[NI_MAXHOST + 8];
+
+        if (!c->kerberos || err != -ENOKEY)
+                return;
+        snprintf(why, size, "no Kerberos ticket for %s could be had: is the service known to "
+                 "the KDC (PERFLIB_KRB5_SERVICE names another), is the ticket-granting "
+                 "ticket current (klist)?", kerberos_service(host, buf, sizeof(buf)));
+}
+
+/* Kerberos in SPNEGO, for the service kerberos_service names. */
+static int kerberos_sec(const char *host, struct dcerpc_sec *ret, char *why, size_t size)
+{
+        char buf[NI_MAXHOST + 8];
+        const char *service = kerberos_service(host, buf, sizeof(buf));
+        struct dcerpc_sec krb5 = { 0 };
+        int r;
+
+        if (!service)
+                return -EINVAL;
+        r = dcerpc_sec_krb5_initiator(service, &krb5);
+        if (r == -ENOKEY)
+                snprintf(why, size, "no Kerberos ticket to log on to %s with: run kinit, or "
+                         "set KRB5CCNAME to the credential cache", service);
+        else if (r == -EINVAL)
+                snprintf(why, size, "'%s' is not a Kerberos service name (want "
+                         "service@host, as in PERFLIB_KRB5_SERVICE)", service);
+        if (r < 0)
+                return r;
+        return dcerpc_sec_spnego_client(SPNEGO_MECH_KRB5, &krb5, ret);
+}
+
+int cl_cred_sec(const struct cl_cred *c, const char *host, struct dcerpc_sec *ret, char *why,
+                size_t why_size)
 {
         struct dcerpc_sec ntlm = { 0 };
-        int r = dcerpc_sec_ntlm_client(c->user, c->domain, c->nt_hash, &ntlm);
+        int r;
+
+        if (c->kerberos)
+                return kerberos_sec(host, ret, why, why_size);
+        r = dcerpc_sec_ntlm_client(c->user, c->domain, c->nt_hash, &ntlm);
 
         if (r < 0 || c->auth_type == DCERPC_AUTH_TYPE_NTLM) {
                 if (r == 0)

@@ -117,6 +117,13 @@ static void add_refused(struct out *o, const struct cl_target *t)
 {
         struct stat st;
 
+        if (!is_unix(t) && t->mech && !strcmp(t->mech, "Kerberos")) {
+                add(o, "the server refused the Kerberos ticket: it needs a keytab with the "
+                    "key of the service asked for (perflibd --keytab), and an account named "
+                    "as the ticket's principal (perflib-passwd USER, or USER@REALM for "
+                    "another realm)");
+                return;
+        }
         if (!is_unix(t) && t->user) {
                 add(o, "the server does not know user %s or the password is wrong: check "
                     "them (PERFLIB_USER, PERFLIB_PASSWORD), or add the account on the "

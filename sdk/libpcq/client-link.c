@@ -109,6 +109,7 @@ static uint32_t from_errno(int r)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
         case -EACCES:
         case -EPERM:
+        case -ENOKEY:   /* no credentials to log on with */
                 return ERROR_ACCESS_DENIED;
         case -EINVAL:
         case -ENAMETOOLONG:
@@ -176,11 +177,11 @@ static uint32_t connect_tcp(struct cl_link *c, const char *host, const char *por
         int r = 0;
 
         if (e == ERROR_SUCCESS && cc.auth_type != DCERPC_AUTH_TYPE_NONE) {
-                r = cl_cred_sec(&cc, &sec);
+                r = cl_cred_sec(&cc, host, &sec, why, size);
                 e = r < 0 ? from_errno(r) : ERROR_SUCCESS;
         }
         if (cc.auth_type != DCERPC_AUTH_TYPE_NONE) {
-                strcpy(user, cc.user);
+                strcpy(user, cc.kerberos ? "the Kerberos ticket's principal" : cc.user);
                 t->user = user;
                 t->mech = cl_cred_mech(&cc);
         }
@@ -188,6 +189,7 @@ static uint32_t connect_tcp(struct cl_link *c, const char *host, const char *por
                 r = pv2_client_connect_tcp_sec(host, port, timeout_ms, cc.auth_type, &sec,
                                                &c->client);
                 e = r < 0 ? from_errno(r) : ERROR_SUCCESS;
+                cl_cred_explain(&cc, host, r, why, size);
         }
         cl_cred_wipe(&cc);
         *ret_err = r == -EACCES ? 0 : r;        /* a refusal is told as the status */

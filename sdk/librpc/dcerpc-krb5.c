@@ -269,7 +269,9 @@ static int kerberos_step(void *ctx, const uint8_t *in, size_t in_len, uint8_t **
                 return -EPROTO;
         }
         maj = kerberos_gss_step(k, &input, &output, &flags, &min);
-        if (GSS_ERROR(maj))
+        if (GSS_ERROR(maj) && k->initiator && first && min != ENOMEM)
+                r = -ENOKEY;    /* nothing was sent yet: no ticket for the service */
+        else if (GSS_ERROR(maj))
                 r = step_errno(maj, min);
         else if (maj == GSS_S_CONTINUE_NEEDED)
                 r = output.length ? DCERPC_SEC_CONTINUE : -EPROTO;

@@ -28,7 +28,8 @@
 /*
  * The server's side: keys from the keytab at that path (NULL: KRB5_KTNAME,
  * else the system's default); any service principal it holds is accepted.
- * peer() is the client's principal, "user@REALM".
+ * peer() is the client's principal: "user" for one of the realm of the
+ * service key that accepted it, "user@REALM" for any other realm.
  */
 int dcerpc_sec_krb5_acceptor(const char *keytab, struct dcerpc_sec *ret);
 
@@ -37,6 +38,8 @@ int dcerpc_sec_krb5_acceptor(const char *keytab, struct dcerpc_sec *ret);
  * GSS_C_NT_HOSTBASED_SERVICE name), with the credentials of the default
  * credential cache (KRB5CCNAME).  peer() is NULL: the server proves
  * itself in the exchange (mutual authentication), or step fails -EACCES.
+ * The first step fails -ENOKEY when no ticket for target can be had (no
+ * ticket-granting ticket, a service the KDC does not know, no KDC).
  */
 int dcerpc_sec_krb5_initiator(const char *target, struct dcerpc_sec *ret);
 

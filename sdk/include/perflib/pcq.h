@@ -104,13 +104,18 @@ PCQ_API uint32_t pcq_connect(const char *host, int timeout_ms, pcq_conn **ret);
  * TCP.  password: NULL: $PERFLIB_PASSWORD (which other processes of the
  * same user can read: prefer asking, pcq_password_prompt).  Only the
  * password's NT hash is kept, for the bind, then wiped.  auth:
- * PCQ_AUTH_DEFAULT is $PERFLIB_AUTH ("ntlm" or "spnego") when set, else
- * SPNEGO, as Windows clients negotiate.
+ * PCQ_AUTH_DEFAULT is $PERFLIB_AUTH ("ntlm", "spnego" or "kerberos") when
+ * set, else SPNEGO, as Windows clients negotiate.  PCQ_AUTH_KERBEROS
+ * needs no user or password: it logs on with the Kerberos ticket of the
+ * credential cache ($KRB5CCNAME, kinit), asking for the service
+ * "host@HOST" of the host connected to, or $PERFLIB_KRB5_SERVICE when set
+ * ("service@host", for a host reached by address or another name).
  */
 enum pcq_auth {
         PCQ_AUTH_DEFAULT = 0,
         PCQ_AUTH_NTLM = 1,              /* RPC_C_AUTHN_WINNT */
         PCQ_AUTH_SPNEGO = 2,            /* RPC_C_AUTHN_GSS_NEGOTIATE, offering NTLM */
+        PCQ_AUTH_KERBEROS = 3,          /* RPC_C_AUTHN_GSS_NEGOTIATE, offering Kerberos */
 };
 struct pcq_credentials {
         const char *user;
