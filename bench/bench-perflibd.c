@@ -15,7 +15,7 @@
  *
  * Usage: bench-perflibd [--quick] [--perflibd PATH] [--pmcd-bench PATH]
  *                       [--shape NAME] [--iterations N] [--attack] [--readers]
- *                       [--plugin]
+ *                       [--plugin] [--tcp]
  *        (from the build directory)
  *
  * --shape runs one shape only (same-cpu placement, no memory figures, no
@@ -39,6 +39,12 @@
  * 1000x1 query served from a plugin host (bench-plugin.so) beside the same
  * from a provider process, and a query that forces a collect round trip
  * to a callback of each, one perflibd serving all four.
+ *
+ * --tcp runs issue 17's figures, also part of a full run: the 1000x1 and
+ * 1000x16 queries over TCP, logged on with SPNEGO (NTLM) and sealed at
+ * PKT_PRIVACY, beside the same over the Unix socket, one perflibd serving
+ * both (target: TCP within 2x for 1000x16); then what one authenticated
+ * connect and bind costs (NTLM, SPNEGO) beside a Unix socket's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,20 +59,30 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <nettle/arcfour.h>
+#include <nettle/hmac.h>
 
 #include "perflib.h"
 #include "bench-publish.h"
 #include "daemonutil.h"
 #include "perflibv2.h"
+#include "dcerpc-auth.h"
+#include "dcerpc-ntlm.h"
+#include "ntlm.h"
+#include "spnego-sec.h"
 
 static GUID prov = { 0xbe2c0001, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 static GUID cset = { 0xbe2c0002, 0x1, 0x2, { 0xb, 0xe, 0x2, 0xc, 1, 2, 3, 4 } };
 
 static const char *perflibd = "server-glue/perflibd";
 static const char *pmcd_bench = "bench/bench-pmcd";
+static const char *passwd_tool = "server-glue/perflib-passwd";
 static char rundir[96];      /* $TMPDIR/perflib-bench-XXXXXX: short, it holds a socket */
 static struct du_daemon srv;
 static bool quick;
@@ -252,6 +268,8 @@ static double timed_query(struct pv2_client *c, const struct pv2_handle *h,
         return us;
 }
 
+static uint32_t last_size;      /* the bytes of counter data of the last timed reply */
+
 static unsigned calls_of(const struct shape *s)
 {
         return iterations ? iterations : quick ? s->iterations / 10 + 1 : s->iterations;
@@ -268,8 +286,8 @@ static void print_percentiles(const char *name, double *t, unsigned n, double *r
         printf("%s-p99: %.1f us\n", name, *ret_p99);
 }
 
-/* Times QueryCounterData; prints p50 and p99 in microseconds. */
-static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
+/* Times QueryCounterData; prints p50 and p99 in microseconds, returns p50. */
+static double time_queries(struct pv2_client *c, const struct pv2_handle *h,
                          const struct shape *s, const char *placement)
 {
         unsigned n = calls_of(s);
@@ -292,6 +310,8 @@ static void time_queries(struct pv2_client *c, const struct pv2_handle *h,
         print_percentiles(name, t, n, &p50, &p99);
         printf("# query-%s: %u calls, %u bytes of counter data each\n", s->name, n, size);
         free(t);
+        last_size = size;
+        return p50;
 }
 
 static void run_shape(const struct shape *s, int ncpu)
@@ -642,6 +662,175 @@ static void attack(void)
         waitpid(p, NULL, 0);
 }
 
+
+/* ---- issue 17: TCP at PKT_PRIVACY beside the Unix socket ---- */
+
+#define BENCH_USER "bench"
+#define BENCH_PASSWORD "bench password"
+
+/* rundir/accounts holding BENCH_USER, written by perflib-passwd itself. */
+static void make_account(char *path, size_t size)
+{
+        char cmd[4400];
+
+        snprintf(path, size, "%s/accounts", rundir);
+        snprintf(cmd, sizeof(cmd), "printf '%%s\\n' '%s' | '%s' -f '%s' %s >/dev/null",
+                 BENCH_PASSWORD, passwd_tool, path, BENCH_USER);
+        if (system(cmd) != 0)
+                die("perflib-passwd could not write the bench's account");
+}
+
+/* A TCP port of 127.0.0.1 free right now. */
+static void free_port(char *buf, size_t size)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+        if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 ||
+            getsockname(fd, (struct sockaddr *) &a, &len) < 0)
+                die("no free TCP port");
+        snprintf(buf, size, "%u", (unsigned) ntohs(a.sin_port));
+        close(fd);
+}
+
+/* Connects to 127.0.0.1:port as BENCH_USER with auth_type (NTLM or SPNEGO offering it). */
+static int connect_sec(const char *port, uint8_t auth_type, struct pv2_client **ret)
+{
+        struct dcerpc_sec ntlm = { 0 }, sec = { 0 };
+        uint8_t hash[NTLM_HASH_SIZE];
+        int r = ntlm_nt_hash(BENCH_PASSWORD, hash);
+
+        if (r == 0)
+                r = dcerpc_sec_ntlm_client(BENCH_USER, "", hash, &ntlm);
+        if (r == 0 && auth_type == DCERPC_AUTH_TYPE_SPNEGO)
+                r = dcerpc_sec_spnego_client(SPNEGO_MECH_NTLM, &ntlm, &sec);
+        else if (r == 0)
+                sec = ntlm;
+        if (r == 0)
+                r = pv2_client_connect_tcp_sec("127.0.0.1", port, 10000, auth_type, &sec, ret);
+        return r;
+}
+
+/* The microseconds of n connects with binds, made by connect_one; p50 and p99 printed. */
+static void time_binds(const char *name, unsigned n, const char *port, uint8_t auth_type)
+{
+        double *t = malloc(n * sizeof(*t)), p50, p99;
+
+        if (!t)
+                die("out of memory");
+        for (unsigned i = 0; i < n + 5; i++) {
+                struct pv2_client *c = NULL;
+                double t0 = now_us();
+                int r = auth_type == DCERPC_AUTH_TYPE_NONE ?
+                        pv2_client_connect_unix(srv.sock, 10000, &c) :
+                        connect_sec(port, auth_type, &c);
+                double us = now_us() - t0;
+
+                if (r < 0)
+                        die("a bind failed");
+                pv2_client_free(c);
+                if (i >= 5)
+                        t[i - 5] = us;
+        }
+        print_percentiles(name, t, n, &p50, &p99);
+        free(t);
+}
+
+/*
+ * What NTLM's sealing alone costs for size bytes: RC4 over the stub and
+ * HMAC-MD5 over it, once to seal and once to unseal, the CPU time that no
+ * implementation of PKT_PRIVACY with NTLM can avoid.  Microseconds, p50.
+ */
+static double ntlm_crypto_floor(size_t size)
+{
+        uint8_t key[16] = { 1 }, digest[MD5_DIGEST_SIZE], *in = calloc(1, size), *out = malloc(size);
+        struct arcfour_ctx rc4;
+        struct hmac_md5_ctx mac;
+        double t[21], p50;
+
+        if (!in || !out)
+                die("out of memory");
+        arcfour_set_key(&rc4, sizeof(key), key);
+        hmac_md5_set_key(&mac, sizeof(key), key);
+        for (int i = 0; i < 21; i++) {
+                double t0 = now_us();
+
+                for (int side = 0; side < 2; side++) {
+                        arcfour_crypt(&rc4, size, out, in);
+                        hmac_md5_update(&mac, size, in);
+                        hmac_md5_digest(&mac, sizeof(digest), digest);
+                }
+                t[i] = now_us() - t0;
+        }
+        qsort(t, 21, sizeof(*t), cmp_double);
+        p50 = t[10];
+        free(in);
+        free(out);
+        return p50;
+}
+
+/* One shape over both transports, each placement: the ratio of the p50s. */
+static void tcp_shape(const struct shape *s, const char *port, int ncpu)
+{
+        static const char *const placements[] = { "same-cpu", "two-cpus" };
+        int wfd;
+        pid_t p = start_provider(s->instances, s->counters, &wfd);
+        struct pv2_client *u = start_server(), *t = NULL;
+        struct pv2_handle hu, ht;
+
+        if (connect_sec(port, DCERPC_AUTH_TYPE_SPNEGO, &t) < 0)
+                die("cannot log on over TCP");
+        open_query(u, s, &hu);
+        open_query(t, s, &ht);
+        for (int i = 0; i < (ncpu > 1 ? 2 : 1); i++) {
+                struct shape su = *s, st = *s;
+                char nu[64], nt[64];
+                double pu, pt;
+
+                pin(srv.pid, i);
+                pin(0, 0);
+                snprintf(nu, sizeof(nu), "%s-unix", s->name);
+                snprintf(nt, sizeof(nt), "%s-tcp-privacy", s->name);
+                su.name = nu;
+                st.name = nt;
+                pu = time_queries(u, &hu, &su, placements[i]);
+                pt = time_queries(t, &ht, &st, placements[i]);
+                printf("query-%s-tcp-over-unix-%s: %.2fx\n", s->name, placements[i], pt / pu);
+        }
+        printf("ntlm-seal-unseal-%s: %.1f us of CPU (RC4 and HMAC-MD5 over %u bytes, "
+               "both ends)\n", s->name, ntlm_crypto_floor(last_size), last_size);
+        pv2_client_free(t);
+        pv2_client_free(u);
+        du_stop(&srv);
+        close(wfd);
+        waitpid(p, NULL, 0);
+}
+
+static void tcp(const struct shape *shapes, size_t n, int ncpu)
+{
+        char accounts[200], port[16], listen[32];
+        const char *args[] = { "--listen-tcp", listen, "--accounts", accounts, NULL };
+        unsigned binds = quick ? 20 : 300;
+
+        make_account(accounts, sizeof(accounts));
+        free_port(port, sizeof(port));
+        snprintf(listen, sizeof(listen), "127.0.0.1:%s", port);
+        srv.args = args;
+        printf("# tcp: SPNEGO (NTLM) at PKT_PRIVACY on 127.0.0.1:%s beside the Unix socket\n",
+               port);
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(shapes[i].name, "1000x1") == 0 || strcmp(shapes[i].name, "1000x16") == 0)
+                        tcp_shape(&shapes[i], port, ncpu);
+        pv2_client_free(start_server());
+        printf("# bind: %u connects, each closed at once, client and server unpinned\n", binds);
+        time_binds("bind-unix", binds, port, DCERPC_AUTH_TYPE_NONE);
+        time_binds("bind-tcp-ntlm", binds, port, DCERPC_AUTH_TYPE_NTLM);
+        time_binds("bind-tcp-spnego", binds, port, DCERPC_AUTH_TYPE_SPNEGO);
+        du_stop(&srv);
+        srv.args = NULL;
+}
+
 int main(int argc, char **argv)
 {
         static const struct shape shapes[] = {
@@ -671,13 +860,15 @@ int main(int argc, char **argv)
                         only = "readers";
                 else if (strcmp(argv[i], "--plugin") == 0)
                         only = "plugin";
+                else if (strcmp(argv[i], "--tcp") == 0)
+                        only = "tcp";
                 else {
                         bool help = strcmp(argv[i], "--help") == 0;
 
                         fprintf(help ? stdout : stderr,
                                 "usage: bench-perflibd [--quick] [--perflibd PATH] "
                                 "[--pmcd-bench PATH] [--shape NAME] [--iterations N] [--attack]\n"
-                                "       [--readers] [--plugin]\n"
+                                "       [--readers] [--plugin] [--tcp]\n"
                                 "shapes: 1-value 1000x1 1000x16 10000x1\n");
                         return help ? 0 : 2;
                 }
@@ -694,6 +885,8 @@ int main(int argc, char **argv)
                 readers();
         if (only && strcmp(only, "plugin") == 0)
                 plugins();
+        if (only && strcmp(only, "tcp") == 0)
+                tcp(shapes, sizeof(shapes) / sizeof(shapes[0]), ncpu);
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
                 if (!only || strcmp(only, shapes[i].name) == 0)
                         run_shape(&shapes[i], ncpu);
@@ -702,6 +895,7 @@ int main(int argc, char **argv)
                 return system(cmd) == 0 ? 0 : 1;
         }
         plugins();
+        tcp(shapes, sizeof(shapes) / sizeof(shapes[0]), ncpu);
         memory();
         readers();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);

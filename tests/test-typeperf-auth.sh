@@ -107,6 +107,14 @@ expect "$tmp/err" "Access is denied; perflibd serves TCP only to clients that au
 checks=$((checks + 1))
 [ -s "$tmp/out" ] && fail "a refused run wrote samples"
 
+# ---- a mechanism that is not one, and Kerberos without a ticket ----
+# shellcheck disable=SC2086
+PERFLIB_AUTH=bogus run 3 "$hit" -s "$server" -u alice $sample
+expect "$tmp/err" "PERFLIB_AUTH is 'bogus': want ntlm, spnego or kerberos"
+# shellcheck disable=SC2086
+PERFLIB_AUTH=kerberos KRB5CCNAME=FILE:$tmp/no-ccache run 3 "$hit" -s "$server" $sample
+expect "$tmp/err" "no Kerberos ticket to log on to host@127.0.0.1 with: run kinit"
+
 # ---- the password asked on the terminal, without echo ----
 unset PERFLIB_PASSWORD
 # shellcheck disable=SC2086
