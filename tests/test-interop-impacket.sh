@@ -103,17 +103,7 @@ if ! wait_for 'grep -q "interop-provider: ready" "$tmp/provider.log"' 100; then
         exit 1
 fi
 
-"$perflibd" --runtime-dir "$tmp/run" --registry-dir "$tmp/registry" \
-        --plugin-dir "$tmp/plugins" --listen-tcp "127.0.0.1:$port" \
-        --accounts "$tmp/accounts" \
-        >"$tmp/perflibd.log" 2>&1 &
-perflibd_pid=$!
-if ! wait_for 'port_open $port || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
-   ! kill -0 "$perflibd_pid" 2>/dev/null; then
-        say "FAIL: perflibd did not listen on 127.0.0.1:$port within 10 s:"
-        cat "$tmp/perflibd.log"
-        exit 1
-fi
+start_perflibd_tcp "$port" --runtime-dir "$tmp/run" || exit 1
 
 # 3 and 4: capture the session.
 cap="$tmp/session.pcapng"

@@ -27,3 +27,23 @@ s = socket.socket()
 s.settimeout(1)
 sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))))' "$1"
 }
+
+# Starts $perflibd on $tmp/registry and $tmp/plugins, listening on
+# 127.0.0.1:$1 for the accounts of $tmp/accounts, the rest of the
+# arguments its further options; its log goes to $tmp/perflibd.log and its
+# PID into $perflibd_pid.  Returns 1, the log printed, when it is not
+# listening within 10 s.
+start_perflibd_tcp() {
+        _port=$1
+        shift
+        "$perflibd" --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
+                --listen-tcp "127.0.0.1:$_port" --accounts "$tmp/accounts" "$@" \
+                >"$tmp/perflibd.log" 2>&1 &
+        perflibd_pid=$!
+        if ! wait_for 'port_open $_port || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
+           ! kill -0 "$perflibd_pid" 2>/dev/null; then
+                echo "FAIL: perflibd did not listen on 127.0.0.1:$_port:"
+                sed 's/^/    /' "$tmp/perflibd.log"
+                return 1
+        fi
+}

@@ -53,16 +53,7 @@ trap 'exit 1' INT TERM
 user=alice pass='Right-horse-7'
 printf '%s\n' "$pass" | "$passwd" -f "$tmp/accounts" "$user" >/dev/null || exit 1
 port=$(free_port)
-"$perflibd" --runtime-dir "$tmp/run" --registry-dir "$tmp/registry" \
-        --plugin-dir "$tmp/plugins" --listen-tcp "127.0.0.1:$port" \
-        --accounts "$tmp/accounts" >"$tmp/perflibd.log" 2>&1 &
-perflibd_pid=$!
-if ! wait_for 'port_open $port || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
-   ! kill -0 "$perflibd_pid" 2>/dev/null; then
-        say "FAIL: perflibd did not listen on 127.0.0.1:$port:"
-        cat "$tmp/perflibd.log"
-        exit 1
-fi
+start_perflibd_tcp "$port" --runtime-dir "$tmp/run" || exit 1
 
 rc=0
 (cd "$here/interop" && timeout 300 "$PY" "$attacks" 127.0.0.1 "$port" "$user" "$pass") || rc=1

@@ -63,16 +63,7 @@ if ! wait_for 'grep -q "interop-provider: ready" "$tmp/provider.log"' 100; then
 fi
 PERFLIB_PORT=$(free_port)
 export PERFLIB_PORT
-"$perflibd" --registry-dir "$tmp/registry" --plugin-dir "$tmp/plugins" \
-        --listen-tcp "127.0.0.1:$PERFLIB_PORT" --accounts "$tmp/accounts" \
-        >"$tmp/perflibd.log" 2>&1 &
-perflibd_pid=$!
-if ! wait_for 'port_open $PERFLIB_PORT || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
-   ! kill -0 "$perflibd_pid" 2>/dev/null; then
-        say "FAIL: perflibd did not listen on 127.0.0.1:$PERFLIB_PORT:"
-        cat "$tmp/perflibd.log"
-        exit 1
-fi
+start_perflibd_tcp "$PERFLIB_PORT" || exit 1
 
 rc=0
 (cd "$here/interop" && timeout 300 "$PY" samba_raw.py) || rc=1

@@ -11,6 +11,7 @@ set -u
 top_builddir=${top_builddir:-..}
 top_srcdir=${top_srcdir:-..}
 tp="$top_builddir/tools/typeperf"
+perflibd="$top_builddir/server-glue/perflibd"
 PY=${PYTHON:-python3}
 failures=0
 checks=0
@@ -55,16 +56,7 @@ export PERFLIB_AUTH=kerberos PERFLIB_KRB5_SERVICE=$KRB5_TEST_SERVICE
 # start [--keytab FILE]: perflibd on TCP with the accounts file, into $port
 start() {
         port=$(free_port)
-        "$top_builddir/server-glue/perflibd" --registry-dir "$tmp/registry" \
-                --plugin-dir "$tmp/plugins" --listen-tcp "127.0.0.1:$port" \
-                --accounts "$tmp/accounts" "$@" >"$tmp/perflibd.log" 2>&1 &
-        perflibd_pid=$!
-        if ! wait_for 'port_open $port || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
-           ! kill -0 "$perflibd_pid" 2>/dev/null; then
-                echo "FAIL: perflibd did not start:"
-                cat "$tmp/perflibd.log"
-                exit 1
-        fi
+        start_perflibd_tcp "$port" "$@" || exit 1
         server="127.0.0.1:$port"
 }
 
