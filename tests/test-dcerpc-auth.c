@@ -264,6 +264,76 @@ static void round_trips(void **state)
                                 round_trip_one(sizes[i], l, hs, i % 2 ? DCERPC_RESPONSE : DCERPC_REQUEST);
 }
 
+/* dcerpc_auth_append_framed's callback: the offsets, in a buf of size_t. */
+static int note_frame(void *userdata, size_t off)
+{
+        struct buf *offs = userdata;
+
+        offs->b = realloc(offs->b, (offs->n + 1) * sizeof(size_t));
+        assert_non_null(offs->b);
+        memcpy(offs->b + offs->n * sizeof(size_t), &off, sizeof(off));
+        offs->n++;
+        return 0;
+}
+
+/*
+ * Framed now, sealed later (as perflibd seals out of its lock): the same
+ * bytes as dcerpc_auth_append_call once sealed in order; a fragment not
+ * sealed yet, or sealed out of order, does not verify.
+ */
+static void frame_then_seal(void **state)
+{
+        static const struct dcerpc_call_id id = { DCERPC_RESPONSE, 0, 6, 4 };
+        struct pair now, later;
+        struct buf a = { 0 }, b = { 0 }, offs = { 0 };
+        uint8_t *stub = pattern(5000);
+        struct dcerpc_auth_view v;
+        size_t off[8];
+
+        (void)state;
+        for (int hs = 0; hs < 2; hs++) {
+                pair_init(&now, DCERPC_AUTH_LEVEL_PRIVACY, hs);
+                pair_init(&later, DCERPC_AUTH_LEVEL_PRIVACY, hs);
+                assert_int_equal(dcerpc_auth_append_call(&now.cli, &a.b, &a.n, id.ptype, id.call_id,
+                                                         id.ctx_id, id.opnum, stub, 5000,
+                                                         DCERPC_MIN_FRAG), 0);
+                assert_int_equal(dcerpc_auth_append_framed(&later.cli, &b.b, &b.n, &id, stub, 5000,
+                                                           DCERPC_MIN_FRAG, note_frame, &offs), 0);
+                assert_int_equal(b.n, a.n);
+                assert_true(offs.n >= 2 && offs.n <= 8);
+                memcpy(off, offs.b, offs.n * sizeof(size_t));
+                /* Not sealed: the receiver refuses it. */
+                struct buf first = { b.b, (size_t)(b.b[8] | b.b[9] << 8) };
+                assert_int_not_equal(verify_copy(&later, &first, &v), 0);
+                for (size_t i = 0; i < offs.n; i++) {
+                        size_t n = b.b[off[i] + 8] | b.b[off[i] + 9] << 8;
+                        assert_int_equal(dcerpc_auth_seal(&later.cli, b.b + off[i], n), 0);
+                }
+                assert_memory_equal(a.b, b.b, a.n);
+                /* Sealed out of order: what goes first on the wire does not verify. */
+                free(b.b);
+                b = (struct buf){ 0 };
+                offs.n = 0;
+                pair_init(&later, DCERPC_AUTH_LEVEL_PRIVACY, hs);
+                assert_int_equal(dcerpc_auth_append_framed(&later.cli, &b.b, &b.n, &id, stub, 5000,
+                                                           DCERPC_MIN_FRAG, note_frame, &offs), 0);
+                size_t n0 = b.b[off[0] + 8] | b.b[off[0] + 9] << 8;
+                size_t n1 = b.b[off[1] + 8] | b.b[off[1] + 9] << 8;
+                assert_int_equal(dcerpc_auth_seal(&later.cli, b.b + off[1], n1), 0);
+                assert_int_equal(dcerpc_auth_seal(&later.cli, b.b + off[0], n0), 0);
+                struct buf head = { b.b + off[0], n0 };
+                assert_int_not_equal(verify_copy(&later, &head, &v), 0);
+                /* A buffer that is not a framed fragment is refused. */
+                assert_int_equal(dcerpc_auth_seal(&later.cli, b.b + off[1], n1 - 1), -EINVAL);
+                free(a.b);
+                free(b.b);
+                a = b = (struct buf){ 0 };
+                offs.n = 0;
+        }
+        free(offs.b);
+        free(stub);
+}
+
 /*
  * One flipped bit anywhere (header signing) or in stub, pad and verifier
  * (without) is refused; the server's sequence stays put, so the intact
@@ -434,6 +504,7 @@ int main(void)
                 cmocka_unit_test(tokens),
                 cmocka_unit_test(header_sign_negotiation),
                 cmocka_unit_test(round_trips),
+                cmocka_unit_test(frame_then_seal),
                 cmocka_unit_test(tampering),
                 cmocka_unit_test(replay_and_reorder),
                 cmocka_unit_test(refusals),

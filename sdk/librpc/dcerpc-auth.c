@@ -120,43 +120,74 @@ static bool is_call(uint8_t ptype)
         return ptype == DCERPC_REQUEST || ptype == DCERPC_RESPONSE;
 }
 
-int dcerpc_auth_protect(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
-                        size_t frag_off)
+/* Checks a fragment of a call about to get a verifier: its view, in *ret. */
+static int check_call(const struct dcerpc_auth *a, const uint8_t *f, size_t len,
+                      struct dcerpc_auth_view *ret)
+{
+        if (a->auth_level < DCERPC_AUTH_LEVEL_INTEGRITY || a->auth_level > DCERPC_AUTH_LEVEL_PRIVACY ||
+            dcerpc_auth_parse(f, len, ret) < 0 || ret->frag_len != len || !is_call(ret->ptype))
+                return -EINVAL;
+        return 0;
+}
+
+int dcerpc_auth_frame(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                      size_t frag_off)
 {
         struct dcerpc_auth_view v;
-        size_t old_len = *out_len;
 
-        if (a->auth_level < DCERPC_AUTH_LEVEL_INTEGRITY || a->auth_level > DCERPC_AUTH_LEVEL_PRIVACY ||
-            frag_off > *out_len || dcerpc_auth_parse(*out + frag_off, *out_len - frag_off, &v) < 0 ||
-            v.frag_len != *out_len - frag_off || v.auth_len || !is_call(v.ptype))
+        if (frag_off > *out_len || check_call(a, *out + frag_off, *out_len - frag_off, &v) < 0 ||
+            v.auth_len)
                 return -EINVAL;
         size_t pad = (DCERPC_AUTH_SEND_ALIGN - v.stub_len % DCERPC_AUTH_SEND_ALIGN) %
                      DCERPC_AUTH_SEND_ALIGN;
         size_t sig = a->mech->sig_size(a->ctx);
         if (sig == 0)
                 return -EINVAL;
-        int r = put_trailer(out, out_len, frag_off, pad, a->auth_type, a->auth_level,
-                            a->context_id, sig);
+        return put_trailer(out, out_len, frag_off, pad, a->auth_type, a->auth_level,
+                           a->context_id, sig);
+}
+
+int dcerpc_auth_seal(const struct dcerpc_auth *a, uint8_t *f, size_t len)
+{
+        struct dcerpc_auth_view v;
+        size_t sign_off, sign_len, seal_len, trailer;
+
+        if (check_call(a, f, len, &v) < 0 || v.auth_len != a->mech->sig_size(a->ctx))
+                return -EINVAL;
+        trailer = v.trailer_off;
+        seal_len = a->auth_level == DCERPC_AUTH_LEVEL_PRIVACY ? trailer - v.stub_off : 0;
+        signed_range(a, v.stub_off, trailer, &sign_off, &sign_len);
+        return a->mech->sign_seal(a->ctx, f + sign_off, sign_len, f + v.stub_off, seal_len,
+                                  f + v.auth_off);
+}
+
+int dcerpc_auth_protect(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                        size_t frag_off)
+{
+        size_t old_len = *out_len;
+        int r = dcerpc_auth_frame(a, out, out_len, frag_off);
+
         if (r < 0)
                 return r;
-
-        uint8_t *f = *out + frag_off;
-        size_t trailer = v.stub_off + v.stub_len + pad, sign_off, sign_len;
-        size_t seal_len = a->auth_level == DCERPC_AUTH_LEVEL_PRIVACY ? trailer - v.stub_off : 0;
-        signed_range(a, v.stub_off, trailer, &sign_off, &sign_len);
-        r = a->mech->sign_seal(a->ctx, f + sign_off, sign_len, f + v.stub_off, seal_len,
-                               f + trailer + DCERPC_AUTH_TRAILER_SIZE);
+        r = dcerpc_auth_seal(a, *out + frag_off, *out_len - frag_off);
         if (r < 0) {
-                ndr_put_le16(f + 8, v.frag_len);
+                uint8_t *f = *out + frag_off;
+
+                ndr_put_le16(f + 8, (uint16_t)(old_len - frag_off));
                 ndr_put_le16(f + 10, 0);
                 *out_len = old_len;
         }
         return r;
 }
 
-int dcerpc_auth_append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
-                            uint8_t ptype, uint32_t call_id, uint16_t ctx_id, uint16_t opnum,
-                            const uint8_t *stub, size_t stub_len, uint16_t max_frag)
+/*
+ * The loop of both: each fragment framed, then sealed at once, or (with
+ * framed) its offset handed to framed, to be sealed by the caller later.
+ */
+static int append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                       const struct dcerpc_call_id *id, const uint8_t *stub, size_t stub_len,
+                       uint16_t max_frag, int (*framed)(void *userdata, size_t frag_off),
+                       void *userdata)
 {
         size_t sig = a->mech->sig_size(a->ctx), start = *out_len, off = 0;
         int r;
@@ -171,8 +202,8 @@ int dcerpc_auth_append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *
                 size_t n = stub_len - off < per ? stub_len - off : per;
                 size_t frag_off = *out_len, left = stub_len - off;
 
-                r = dcerpc_append_call(out, out_len, ptype, call_id, ctx_id, opnum,
-                                       stub ? stub + off : NULL, n, UINT16_MAX);
+                r = dcerpc_append_call(out, out_len, id->ptype, id->call_id, id->ctx_id,
+                                       id->opnum, stub ? stub + off : NULL, n, UINT16_MAX);
                 if (r < 0)
                         goto fail;
                 /* One fragment of the call, not a call of its own. */
@@ -180,7 +211,12 @@ int dcerpc_auth_append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *
                 f[3] = (uint8_t)((off == 0 ? DCERPC_PFC_FIRST_FRAG : 0) |
                                  (n == left ? DCERPC_PFC_LAST_FRAG : 0));
                 ndr_put_le32(f + 16, left > UINT32_MAX ? UINT32_MAX : (uint32_t)left);
-                r = dcerpc_auth_protect(a, out, out_len, frag_off);
+                if (framed) {
+                        r = dcerpc_auth_frame(a, out, out_len, frag_off);
+                        if (r == 0)
+                                r = framed(userdata, frag_off);
+                } else
+                        r = dcerpc_auth_protect(a, out, out_len, frag_off);
                 if (r < 0)
                         goto fail;
                 off += n;
@@ -189,6 +225,25 @@ int dcerpc_auth_append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *
 fail:
         *out_len = start;
         return r;
+}
+
+int dcerpc_auth_append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                            uint8_t ptype, uint32_t call_id, uint16_t ctx_id, uint16_t opnum,
+                            const uint8_t *stub, size_t stub_len, uint16_t max_frag)
+{
+        struct dcerpc_call_id id = { ptype, ctx_id, opnum, call_id };
+
+        return append_call(a, out, out_len, &id, stub, stub_len, max_frag, NULL, NULL);
+}
+
+int dcerpc_auth_append_framed(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                              const struct dcerpc_call_id *id, const uint8_t *stub,
+                              size_t stub_len, uint16_t max_frag,
+                              int (*framed)(void *userdata, size_t frag_off), void *userdata)
+{
+        if (!framed)
+                return -EINVAL;
+        return append_call(a, out, out_len, id, stub, stub_len, max_frag, framed, userdata);
 }
 
 int dcerpc_auth_verify(const struct dcerpc_auth *a, uint8_t *pdu, size_t len,

@@ -123,6 +123,18 @@ int dcerpc_auth_protect(const struct dcerpc_auth *a, uint8_t **out, size_t *out_
                         size_t frag_off);
 
 /*
+ * dcerpc_auth_protect in two steps, for a sender that seals later (and
+ * elsewhere: outside a lock) what it built: dcerpc_auth_frame adds the pad,
+ * the trailer and room for the signature, as dcerpc_auth_protect, and
+ * dcerpc_auth_seal then seals and signs the framed fragment f of len bytes
+ * in place.  Fragments must be sealed in the order they are sent: the
+ * mechanism's sequence numbers follow the seals.
+ */
+int dcerpc_auth_frame(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                      size_t frag_off);
+int dcerpc_auth_seal(const struct dcerpc_auth *a, uint8_t *f, size_t len);
+
+/*
  * As dcerpc_append_call, every fragment protected, each leaving room under
  * max_frag for pad, trailer and signature.  On failure *out_len is as it was
  * but the mechanism's sequence may have moved on: the association is done.
@@ -130,6 +142,22 @@ int dcerpc_auth_protect(const struct dcerpc_auth *a, uint8_t **out, size_t *out_
 int dcerpc_auth_append_call(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
                             uint8_t ptype, uint32_t call_id, uint16_t ctx_id, uint16_t opnum,
                             const uint8_t *stub, size_t stub_len, uint16_t max_frag);
+
+/*
+ * As dcerpc_auth_append_call, every fragment framed (dcerpc_auth_frame)
+ * but not sealed: framed(userdata, its offset in *out) is called for each,
+ * in order, and the caller seals them later with dcerpc_auth_seal.  A
+ * negative return of framed stops it.
+ */
+struct dcerpc_call_id {
+        uint8_t ptype;
+        uint16_t ctx_id, opnum;
+        uint32_t call_id;
+};
+int dcerpc_auth_append_framed(const struct dcerpc_auth *a, uint8_t **out, size_t *out_len,
+                              const struct dcerpc_call_id *id, const uint8_t *stub,
+                              size_t stub_len, uint16_t max_frag,
+                              int (*framed)(void *userdata, size_t frag_off), void *userdata);
 
 /*
  * Checks and unseals one received fragment of exactly len bytes in place,

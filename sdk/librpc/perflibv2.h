@@ -150,6 +150,24 @@ struct iovec;
 int pv2_server_conn_feed_iov(struct pv2_server_conn *c, const void *data, size_t size,
                              struct iovec **ret_iov, size_t *ret_n);
 
+/*
+ * From now on pv2_server_conn_feed_iov leaves the response fragments of
+ * an authenticated connection framed but not sealed, for
+ * pv2_server_conn_seal: so that a caller that feeds under a lock seals
+ * outside it (sealing a large reply costs more than building it), and
+ * sends what is sealed while it seals the rest.
+ */
+void pv2_server_conn_defer_seal(struct pv2_server_conn *c);
+
+/*
+ * Seals, in order, the next fragments the last feed_iov left: at least
+ * min_bytes of them (one at the least), or all that are left.  *ret_ready
+ * is how many bytes of its iovecs, from the start, can be sent: SIZE_MAX
+ * once all can.  0, or the mechanism's error: close the connection
+ * without sending the rest.
+ */
+int pv2_server_conn_seal(struct pv2_server_conn *c, size_t min_bytes, size_t *ret_ready);
+
 /* Number of query handles this connection holds open. */
 /*
  * Gives back what the connection keeps from one feed to the next (the reply

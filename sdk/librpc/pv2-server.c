@@ -80,6 +80,15 @@ struct pv2_server_conn {
         size_t iov_cap;
         uint8_t **held;
         size_t n_held, held_cap;
+
+        /*
+         * With defer_seal, the response fragments in out that
+         * pv2_server_conn_seal has yet to seal: their offsets, in order,
+         * the first next_seal of them sealed already.
+         */
+        bool defer_seal;
+        size_t *to_seal;
+        size_t n_seal, seal_cap, next_seal;
 };
 
 /* Where a reply goes: a growing buffer, and with lend, slices lent from elsewhere. */
@@ -282,6 +291,7 @@ void pv2_server_conn_free(struct pv2_server_conn *c)
         pv2_stubs_free(c->stubs);
         free(c->held);
         free(c->out);
+        free(c->to_seal);
         dcerpc_slices_done(&c->sl);
         free(c->iov);
         free(c->in);
@@ -300,6 +310,9 @@ void pv2_server_conn_trim(struct pv2_server_conn *c)
         free(c->out);
         c->out = NULL;
         c->out_len = 0;
+        free(c->to_seal);
+        c->to_seal = NULL;
+        c->n_seal = c->seal_cap = c->next_seal = 0;
         dcerpc_slices_done(&c->sl);
         free(c->iov);
         c->iov = NULL;
@@ -593,6 +606,24 @@ proto:
  * A response of an authenticated association: sealed fragment by
  * fragment, so the pieces are joined first (sealing copies anyway).
  */
+/* dcerpc_auth_append_framed's callback: one more fragment to seal. */
+static int note_to_seal(void *userdata, size_t frag_off)
+{
+        struct pv2_server_conn *c = userdata;
+
+        if (c->n_seal == c->seal_cap) {
+                size_t cap = c->seal_cap ? 2 * c->seal_cap : 16;
+                size_t *v = realloc(c->to_seal, cap * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                c->to_seal = v;
+                c->seal_cap = cap;
+        }
+        c->to_seal[c->n_seal++] = frag_off;
+        return 0;
+}
+
 static int append_sealed(struct pv2_server_conn *c, const struct dcerpc_piece *pieces, size_t n,
                          struct pv2_reply *rp)
 {
@@ -610,8 +641,15 @@ static int append_sealed(struct pv2_server_conn *c, const struct dcerpc_piece *p
                         memcpy(stub + at, pieces[i].data, pieces[i].len);
                 at += pieces[i].len;
         }
-        r = dcerpc_auth_append_call(&c->auth.auth, rp->out, rp->out_len, DCERPC_RESPONSE,
-                                    c->call_id, c->call_ctx, 0, stub, len, c->max_xmit);
+        if (c->defer_seal && rp->out == &c->out) {
+                struct dcerpc_call_id id = { DCERPC_RESPONSE, c->call_ctx, 0, c->call_id };
+
+                r = dcerpc_auth_append_framed(&c->auth.auth, rp->out, rp->out_len, &id, stub,
+                                              len, c->max_xmit, note_to_seal, c);
+        } else
+                r = dcerpc_auth_append_call(&c->auth.auth, rp->out, rp->out_len,
+                                            DCERPC_RESPONSE, c->call_id, c->call_ctx, 0, stub,
+                                            len, c->max_xmit);
         free(stub);
         return r;
 }
@@ -1001,6 +1039,7 @@ int pv2_server_conn_feed_iov(struct pv2_server_conn *c, const void *data, size_t
                 return -EINVAL;
         held_release(c);
         c->out_len = 0;
+        c->n_seal = c->next_seal = 0;
         dcerpc_slices_reset(&c->sl);
         rp = (struct pv2_reply){ &c->out, &c->out_len, &c->sl };
         r = feed(c, data, size, &rp);
@@ -1013,4 +1052,46 @@ int pv2_server_conn_feed_iov(struct pv2_server_conn *c, const void *data, size_t
         *ret_iov = c->iov;
         *ret_n = n;
         return r;
+}
+
+void pv2_server_conn_defer_seal(struct pv2_server_conn *c)
+{
+        if (c)
+                c->defer_seal = true;
+}
+
+/* The bytes of the last feed's iovecs that come before out[off]. */
+static size_t iov_bytes_before(const struct pv2_server_conn *c, size_t off)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < c->sl.n; i++) {
+                const struct dcerpc_slice *v = &c->sl.v[i];
+
+                if (!v->lent && v->off + v->len > off)
+                        return n + (off > v->off ? off - v->off : 0);
+                n += v->len;
+        }
+        return n;
+}
+
+int pv2_server_conn_seal(struct pv2_server_conn *c, size_t min_bytes, size_t *ret_ready)
+{
+        size_t done = 0;
+
+        if (!c || !ret_ready)
+                return -EINVAL;
+        while (c->next_seal < c->n_seal && (done < min_bytes || done == 0)) {
+                size_t off = c->to_seal[c->next_seal];
+                size_t len = (size_t)c->out[off + 8] | (size_t)c->out[off + 9] << 8;
+                int r = dcerpc_auth_seal(&c->auth.auth, c->out + off, len);
+
+                if (r < 0)
+                        return r;
+                done += len;
+                c->next_seal++;
+        }
+        *ret_ready = c->next_seal < c->n_seal ? iov_bytes_before(c, c->to_seal[c->next_seal])
+                                              : SIZE_MAX;
+        return 0;
 }

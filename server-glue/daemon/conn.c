@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -257,6 +258,61 @@ static int send_all(int fd, struct iovec *iov, size_t n_iov)
 }
 
 /*
+ * Sends what the iovecs hold up to limit bytes (SIZE_MAX: all), and moves
+ * *iov and *n_iov past it.
+ */
+static int send_upto(int fd, struct iovec **iov, size_t *n_iov, size_t limit)
+{
+        size_t n = 0, k = 0, part;
+        struct iovec rest;
+        int r;
+
+        while (k < *n_iov && (*iov)[k].iov_len <= limit - n)
+                n += (*iov)[k++].iov_len;
+        part = k < *n_iov ? limit - n : 0;
+        if (part == 0) {
+                r = send_all(fd, *iov, k);
+                *iov += k;
+                *n_iov -= k;
+                return r;
+        }
+        /* The slice the limit falls in: its head now, the rest left for later. */
+        rest = (struct iovec){ .iov_base = (uint8_t *) (*iov)[k].iov_base + part,
+                               .iov_len = (*iov)[k].iov_len - part };
+        (*iov)[k].iov_len = part;
+        r = send_all(fd, *iov, k + 1);
+        (*iov)[k] = rest;
+        *iov += k;
+        *n_iov -= k;
+        return r;
+}
+
+/*
+ * Over TCP the replies are sealed here, out of the namespace lock (sealing
+ * a large reply costs several times what building it did, and would hold
+ * up every other client), a batch at a time, each sent as soon as it is
+ * sealed so that the client opens one while we seal the next.
+ */
+#define SEAL_BATCH_BYTES (16u * 1024u)
+
+static int send_sealed(struct conn *c, struct iovec *iov, size_t n_iov)
+{
+        size_t sent = 0, ready;
+        int r;
+
+        do {
+                r = pv2_server_conn_seal(c->rpc, SEAL_BATCH_BYTES, &ready);
+                if (r < 0)
+                        return r;
+                r = send_upto(c->fd, &iov, &n_iov, ready == SIZE_MAX ? SIZE_MAX : ready - sent);
+                if (r < 0)
+                        return r;
+                sent = ready;
+        } while (ready != SIZE_MAX);
+        return 0;
+}
+
+/*
  * What the feed decided about a logon, logged; a failed one's answer is
  * held back (this thread only, outside every lock), so that guessing
  * passwords costs time.
@@ -304,7 +360,7 @@ static int conn_serve(struct conn *c, const uint8_t *bytes, size_t n)
          * The slices point into the connection (lpData included), which
          * only this thread uses: no copy, and no lock, to send them.
          */
-        k = send_all(c->fd, iov, n_iov);
+        k = send_sealed(c, iov, n_iov);
         /*
          * The wire holds a reply's lpData until the next request; a large
          * one goes now that it is sent, so that a client polling a huge
@@ -560,6 +616,8 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         if (r == 0 && tcp)
                 r = d->remote ? pv2_server_conn_set_auth(c->rpc, remote_auth_policy(d->remote))
                               : -EACCES;
+        if (r == 0 && tcp)
+                pv2_server_conn_defer_seal(c->rpc);     /* sealed outside the namespace lock */
         if (r == 0)
                 r = conn_set_caps(c);
         if (r == 0)
