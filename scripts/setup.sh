@@ -25,10 +25,12 @@ configure_args=()
 required_pkgs=(build-essential autoconf automake libtool pkg-config libltdl-dev
                libxml2-dev libsystemd-dev libcmocka-dev nettle-dev clang
                libkrb5-dev krb5-kdc krb5-admin-server krb5-user
-               python3-impacket tshark procps iproute2 sysstat python3-samba)
+               python3-impacket tshark procps iproute2 sysstat python3-samba
+               libmicrohttpd-dev libyaml-dev libcrypt-dev zlib1g-dev
+               prometheus python3-prometheus-client curl openssl)
 # Nice to have: the PCP MMV comparison in bench/, clang's libFuzzer runtime,
 # and systemd-socket-activate for the socket activation test.
-optional_pkgs=(libpcp-mmv1-dev libpcp3-dev libclang-rt-dev systemd)
+optional_pkgs=(libpcp-mmv1-dev libpcp3-dev libclang-rt-dev systemd prometheus-node-exporter)
 
 log() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }

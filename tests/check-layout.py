@@ -49,6 +49,7 @@ LAYERS = {
                            "server-glue/accounts"],
     "providers/common": [SDK_H],
     "tools": [SDK_H, "sdk/libperflib/reader.h"],
+    "exporter": [SDK_H],
     "samples/common": [SDK_H],
 }
 # Every provider and sample folder: the SDK and its own common code.
@@ -63,13 +64,13 @@ ACYCLIC = [
     "sdk/common", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
     "server-glue/registry", "server-glue/accounts", "server-glue/plugins",
     "server-glue/namespace", "server-glue/operations", "server-glue/daemon",
-    "providers/common", "samples/common", "tools",
+    "providers/common", "samples/common", "tools", "exporter",
 ]
 
 READMES = ["sdk", "sdk/common", "sdk/libperflib", "sdk/librpc", "sdk/libpcq", "ctrpp",
            "server-glue", "server-glue/daemon", "server-glue/namespace",
            "server-glue/operations", "server-glue/registry", "server-glue/accounts",
-           "server-glue/plugins", "providers", "samples", "tools", "tests",
+           "server-glue/plugins", "providers", "samples", "tools", "exporter", "tests",
            "bench", "docs"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

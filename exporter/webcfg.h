@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * webcfg.h: the web configuration file of Prometheus' exporter-toolkit
+ * (web-config.yml, --web.config.file), read with libyaml (webcfg.c):
+ * TLS (tls_server_config: cert_file and key_file) and basic auth
+ * (basic_auth_users: user to bcrypt hash, checked with libcrypt).  What
+ * exporter-toolkit accepts and we do not support is refused by name, never
+ * ignored.  Hidden symbols, webcfg_ prefix.
+ */
+#ifndef EXPO_WEBCFG_H
+#define EXPO_WEBCFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct webcfg_user {
+        char *name;
+        char *hash;                     /* bcrypt: $2y$, $2b$, $2a$ */
+};
+
+struct webcfg {
+        /* TLS: both NULL for plain HTTP.  The PEM text, read at load. */
+        char *cert_file, *key_file;
+        char *cert_pem, *key_pem;
+        /* Basic auth: none for no authentication. */
+        struct webcfg_user *users;
+        size_t n_users;
+};
+
+/*
+ * Reads path into *ret (the caller's: webcfg_free).  On failure, -errno
+ * and why (why_size bytes) says "FILE:LINE: cause" (or "FILE: cause").
+ */
+int webcfg_load(const char *path, struct webcfg **ret, char *why, size_t why_size);
+void webcfg_free(struct webcfg *c);
+
+/*
+ * Whether user and password are one of c's users (bcrypt): the same work,
+ * a hash check, for a user that does not exist, so that timing does not
+ * tell which users do.
+ */
+bool webcfg_check(const struct webcfg *c, const char *user, const char *password);
+
+#endif /* EXPO_WEBCFG_H */
