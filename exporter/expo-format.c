@@ -465,9 +465,11 @@ static bool main_sample(const struct ctx *c, const struct plan *p, size_t i) {
                 return false;
         switch (p->rule->kind) {
         case K_GAUGE:
-                return scaled(s, S_ONE, raw, &v) && (sample(c, i, p->fam, "", &v), true);
         case K_COUNTER: case K_TIME: case K_QUEUE: case K_FRACTION:
-                return scaled(s, p->rule->scale, raw, &v) && (sample(c, i, p->fam, "_total", &v), true);
+                if (!scaled(s, p->rule->scale, raw, &v))
+                        return false;
+                sample(c, i, p->fam, p->rule->kind == K_GAUGE ? "" : "_total", &v);
+                return true;
         case K_AVERAGE:
                 if (!scaled(s, p->rule->scale, raw, &v))
                         return false;
