@@ -175,15 +175,15 @@ static void buf_printf(struct expo_buf *b, const char *fmt, ...) {
  * HELP too, and both escape it in label values (quoted).
  */
 static void buf_escaped(struct expo_buf *b, const char *s, bool quote) {
-        for (; *s; s++) {
-                if (*s == '\\')
-                        buf_add(b, "\\\\", 2);
-                else if (*s == '\n')
-                        buf_add(b, "\\n", 2);
-                else if (*s == '"' && quote)
-                        buf_add(b, "\\\"", 2);
-                else
-                        buf_add(b, s, 1);
+        for (;;) {
+                size_t n = strcspn(s, quote ? "\\\n\"" : "\\\n");
+
+                buf_add(b, s, n);
+                s += n;
+                if (!*s)
+                        return;
+                buf_add(b, *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : "\\\"", 2);
+                s++;
         }
 }
 
