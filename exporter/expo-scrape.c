@@ -368,9 +368,12 @@ static int parse_answer(struct expo_scraper *s, const struct pcq_buf *b, struct 
                                 ;
                 if (i == s->cat.n)
                         continue;
-                if (!is_value_block(item.block_type))
+                /* A single-instance counterset with no provider running
+                 * has no instance: no values, and no failure either. */
+                if (!is_value_block(item.block_type) &&
+                    item.status != ERROR_WMI_INSTANCE_NOT_FOUND)
                         v[i].status = item.status ? item.status : ERROR_INVALID_DATA;
-                else if (!v[i].status)
+                else if (is_value_block(item.block_type) && !v[i].status)
                         r = value_add(&v[i], &s->cat.sets[i], &item);
                 if (r == -ESTALE) {
                         /* A counter the registration info did not have. */
