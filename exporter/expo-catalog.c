@@ -32,7 +32,8 @@ static void cset_clear(struct expo_cset *cs)
         }
         free(cs->all);
         free(cs->aggregate);
-        free(cs->selector);
+        free(cs->base_of);
+        free(cs->used_base);
         free(cs->column);
         free(cs->counters);
         free(cs->name);
@@ -219,40 +220,74 @@ static uint32_t load_strings(pcq_conn *c, struct expo_cset *cs)
         return ERROR_SUCCESS;
 }
 
-/*
- * The name the selection knows counter i by: a base counter goes with the
- * counter it is the base of (its BaseCounterId, or the one just before
- * it, as Windows lays bases out), so that "\Set\Hit Ratio" brings its base.
- */
-static const char *selector_of(const struct expo_cset *cs, size_t i)
+static bool is_base(uint32_t type)
 {
         struct pcq_type_info ti;
 
-        pcq_type_info(cs->all[i].type, &ti);
-        if (!ti.is_base)
-                return cs->all[i].name;
-        for (size_t j = 0; j < cs->n_all; j++)
-                if (j != i && cs->all[j].base_id == cs->all[i].id && cs->all[j].base_id != NO_ID &&
-                    cs->all[j].base_id != 0)
-                        return cs->all[j].name;
-        return i > 0 ? cs->all[i - 1].name : cs->all[i].name;
+        pcq_type_info(type, &ti);
+        return ti.is_base;
 }
 
+/* Whether the writer reads a base counter for this type (perflib-exporter(1)). */
+static bool uses_base(uint32_t type)
+{
+        struct pcq_type_info ti;
+
+        pcq_type_info(type, &ti);
+        return ti.needs_base || type == PERF_100NSEC_MULTI_TIMER ||
+               type == PERF_100NSEC_MULTI_TIMER_INV || type == PERF_COUNTER_MULTI_TIMER ||
+               type == PERF_COUNTER_MULTI_TIMER_INV;
+}
+
+/*
+ * Counter j's base, paired as expo-format.c pairs them: the base counter
+ * its BaseCounterId names, else the next base counter in registration
+ * order; -1 when it uses none.
+ */
+static int32_t base_index(const struct expo_cset *cs, size_t j)
+{
+        if (!uses_base(cs->all[j].type))
+                return -1;
+        for (size_t i = 0; i < cs->n_all; i++)
+                if (i != j && cs->all[i].id == cs->all[j].base_id && is_base(cs->all[i].type))
+                        return (int32_t) i;
+        for (size_t i = j + 1; i < cs->n_all; i++)
+                if (is_base(cs->all[i].type))
+                        return (int32_t) i;
+        return -1;
+}
+
+/*
+ * The exported counters: those the selection names, and the bases of
+ * those (a base alone is not selected by its own name: "\Set\Hit Ratio"
+ * brings its base).
+ */
 static uint32_t select_counters(struct expo_cset *cs, const struct expo_select *sel)
 {
-        cs->selector = calloc(cs->n_all + 1, sizeof(*cs->selector));
+        cs->base_of = calloc(cs->n_all + 1, sizeof(*cs->base_of));
+        cs->used_base = calloc(cs->n_all + 1, sizeof(*cs->used_base));
         cs->column = calloc(cs->n_all + 1, sizeof(*cs->column));
         cs->counters = calloc(cs->n_all + 1, sizeof(*cs->counters));
-        if (!cs->selector || !cs->column || !cs->counters)
+        if (!cs->base_of || !cs->used_base || !cs->column || !cs->counters)
                 return PDH_MEMORY_ALLOCATION_FAILURE;
         cs->narrow = expo_select_narrow(sel, cs->name);
-        for (size_t i = 0; i < cs->n_all; i++) {
-                cs->selector[i] = selector_of(cs, i);
-                cs->column[i] = -1;
-                if (!expo_select_value(sel, cs->name, cs->selector[i], NULL))
+        for (size_t j = 0; j < cs->n_all; j++) {
+                cs->base_of[j] = base_index(cs, j);
+                cs->column[j] = !is_base(cs->all[j].type) &&
+                                expo_select_value(sel, cs->name, cs->all[j].name, NULL) ? 0 : -1;
+        }
+        for (size_t j = 0; j < cs->n_all; j++) {
+                if (cs->base_of[j] < 0)
                         continue;
-                cs->column[i] = (int32_t) cs->n_counters;
-                cs->counters[cs->n_counters++] = cs->all[i];
+                cs->used_base[cs->base_of[j]] = true;
+                if (cs->column[j] == 0)
+                        cs->column[cs->base_of[j]] = 0;
+        }
+        for (size_t j = 0; j < cs->n_all; j++) {
+                if (cs->column[j] < 0)
+                        continue;
+                cs->column[j] = (int32_t) cs->n_counters;
+                cs->counters[cs->n_counters++] = cs->all[j];
         }
         return ERROR_SUCCESS;
 }

@@ -25,7 +25,8 @@ struct expo_cset {
         /* Every counter as registered; the strings are owned here. */
         struct expo_counter *all;
         uint32_t *aggregate;            /* AggregateFunc of each */
-        const char **selector;          /* the name the selection knows it by */
+        int32_t *base_of;               /* index in all of its base counter, -1: none */
+        bool *used_base;                /* a base some counter's base_of names */
         int32_t *column;                /* its index in counters, -1: not exported */
         size_t n_all;
         /* The exported ones, copies of all[] (strings shared with it). */

@@ -387,6 +387,15 @@ static int parse_answer(struct expo_scraper *s, const struct pcq_buf *b, struct 
         return r;
 }
 
+/* Whether a counter that uses base j has a value in has (one instance's). */
+static bool base_used(const struct expo_cset *cs, size_t j, const bool *has)
+{
+        for (size_t u = 0; u < cs->n_all; u++)
+                if (cs->base_of[u] == (int32_t) j && cs->column[u] >= 0 && has[cs->column[u]])
+                        return true;
+        return false;
+}
+
 /*
  * A single-instance counterset that several providers serve (global
  * aggregation): one instance, as PDH shows it, summed where the counter's
@@ -416,18 +425,24 @@ static void collapse(struct scratch *sc, const struct expo_cset *cs)
         sc->n = 1;
 }
 
-/* Leaves out the values of the instances the --counters paths do not name. */
+/*
+ * Leaves out the values of the instances the --counters paths do not
+ * name; a base goes with the counters that use it.
+ */
 static void narrow(struct scratch *sc, const struct expo_cset *cs, const struct expo_select *sel)
 {
-        for (size_t i = 0; i < sc->n; i++)
-                for (size_t j = 0; j < cs->n_all; j++) {
-                        int32_t k = cs->column[j];
-                        bool *has = &sc->has[i * cs->n_counters + (size_t) k];
+        for (size_t i = 0; i < sc->n; i++) {
+                bool *has = &sc->has[i * cs->n_counters];
+                int32_t k;
 
-                        if (k >= 0 && *has)
-                                *has = expo_select_value(sel, cs->name, cs->selector[j],
-                                                         sc->inst[i].name);
-                }
+                for (size_t j = 0; j < cs->n_all; j++)
+                        if ((k = cs->column[j]) >= 0 && has[k] && !cs->used_base[j])
+                                has[k] = expo_select_value(sel, cs->name, cs->all[j].name,
+                                                           sc->inst[i].name);
+                for (size_t j = 0; j < cs->n_all; j++)
+                        if ((k = cs->column[j]) >= 0 && cs->used_base[j])
+                                has[k] = has[k] && base_used(cs, j, has);
+        }
 }
 
 static int write_set(struct expo_scraper *s, struct expo_cset *cs, struct scratch *sc,

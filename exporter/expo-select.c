@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Which counters a scrape exports.  Countersets are left out by name
- * (--collect.exclude, anchored like exporter-toolkit's collector filters);
+ * (--collect.exclude: an expression matching anywhere in the name, as
+ * regexec does; '^Process$' names one counterset alone);
  * a --counters file narrows the rest to its paths, with typeperf's
  * wildcards: "(*)" every instance, "(name*)" a prefix, "\*" every counter.
  */
@@ -51,13 +52,9 @@ static int compile_exclude(struct expo_select *s, const char *const *v, size_t n
                 return -ENOMEM;
         for (; s->n_exclude < n; s->n_exclude++) {
                 const char *re = v[s->n_exclude];
-                char *anchored, why[128];
-                int r;
+                char why[128];
+                int r = regcomp(&s->exclude[s->n_exclude], re, REG_EXTENDED | REG_NOSUB);
 
-                if (asprintf(&anchored, "^(%s)$", re) < 0)
-                        return -ENOMEM;
-                r = regcomp(&s->exclude[s->n_exclude], anchored, REG_EXTENDED | REG_NOSUB);
-                free(anchored);
                 if (r) {
                         regerror(r, NULL, why, sizeof(why));
                         expo_log(EXPO_ERROR, "--collect.exclude=%s: %s", re, why);

@@ -15,8 +15,8 @@
 struct expo_select;
 
 /*
- * A selection of the countersets whose whole name matches none of the
- * exclude expressions (POSIX ERE), and of the paths of counters_file when
+ * A selection of the countersets whose name matches none of the exclude
+ * expressions (POSIX ERE, matching anywhere in the name), and of the paths of counters_file when
  * not NULL (one a line, '#' comments, blank lines skipped).  Each bad line
  * or expression is logged ("FILE:LINE: cause"); then -EINVAL.  *ret is
  * the caller's (expo_select_free).
