@@ -9,6 +9,7 @@
  */
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
@@ -89,14 +91,22 @@ static int fail(struct loader *l, int err, size_t line, const char *fmt, ...)
  * *ret is the caller's to free. */
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
-        FILE *f = fopen(path, "re");
+        /* O_NONBLOCK: a FIFO named by mistake is refused, not waited on. */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         struct stat st;
         char *buf = NULL;
         size_t len;
+        FILE *f;
         int r;
 
-        if (!f)
+        if (fd < 0)
                 return -errno;
+        f = fdopen(fd, "r");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
         if (fstat(fileno(f), &st) < 0) {
                 r = -errno;
                 goto fail;

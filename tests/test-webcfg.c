@@ -55,7 +55,8 @@ static void make_hash(const char *password, char *out, size_t size)
 static int setup(void **state)
 {
         (void) state;
-        if (!mkdtemp(tmpdir) || chdir(tmpdir) < 0 || mkdir("sub", 0700) < 0)
+        if (!mkdtemp(tmpdir) || chdir(tmpdir) < 0 || mkdir("sub", 0700) < 0 ||
+            mkfifo("fifo", 0600) < 0)
                 return -1;
         write_file("cert.pem", CERT);
         write_file("key.pem", KEY);
@@ -69,7 +70,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         static const char *const files[] = {
-                "cert.pem", "key.pem", "sub/c.pem", "sub/k.pem", "sub/web.yml", "web.yml",
+                "cert.pem", "key.pem", "sub/c.pem", "sub/k.pem", "sub/web.yml", "web.yml", "fifo",
         };
         size_t i;
 
@@ -153,7 +154,7 @@ static void test_relative_paths(void **state)
 static void test_users(void **state)
 {
         struct webcfg *c = NULL;
-        char text[512], why[256];
+        char text[512], why[256], y[128], a[128];
 
         (void) state;
         snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n  bob: '%s'\n",
@@ -172,6 +173,20 @@ static void test_users(void **state)
         assert_false(webcfg_check(c, "carol", "alice-secret"));
         assert_false(webcfg_check(c, "Alice", "alice-secret"));
         assert_false(webcfg_check(c, NULL, "alice-secret"));
+        webcfg_free(c);
+
+        /* htpasswd writes $2y$, older tools $2a$: the same bcrypt here. */
+        snprintf(y, sizeof(y), "%s", alice_hash);
+        snprintf(a, sizeof(a), "%s", bob_hash);
+        y[2] = 'y';
+        a[2] = 'a';
+        snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n  bob: %s\n", y, a);
+        assert_int_equal(load(text, &c, why, sizeof(why)), 0);
+        assert_int_equal(strncmp(c->users[0].hash, "$2y$04$", 7), 0);
+        assert_int_equal(strncmp(c->users[1].hash, "$2a$04$", 7), 0);
+        assert_true(webcfg_check(c, "alice", "alice-secret"));
+        assert_true(webcfg_check(c, "bob", "bob-secret"));
+        assert_false(webcfg_check(c, "bob", "alice-secret"));
         webcfg_free(c);
 }
 
@@ -284,6 +299,9 @@ static void test_refusals(void **state)
                   "web.yml:2: cannot read cert_file 'missing.pem': No such file or directory" },
                 { "tls_server_config:\n  cert_file: cert.pem\n  key_file: sub\n",
                   "web.yml:3: cannot read key_file 'sub': not a regular file" },
+                /* A FIFO is refused at once, not waited on. */
+                { "tls_server_config:\n  cert_file: fifo\n  key_file: key.pem\n",
+                  "web.yml:2: cannot read cert_file 'fifo': not a regular file" },
                 { "tls_server_config:\n  cert_file: [a]\n",
                   "web.yml:2: cert_file is not a string" },
                 { "tls_server_config:\n  cert_file: cert.pem\n  cert_file: cert.pem\n",
