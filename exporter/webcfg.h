@@ -18,13 +18,24 @@ struct webcfg_user {
         char *hash;                     /* bcrypt: $2y$, $2b$, $2a$ */
 };
 
+/* tls_server_config.min_version: exporter-toolkit's default is TLS 1.2. */
+enum webcfg_tls_version {
+        WEBCFG_TLS12 = 12,
+        WEBCFG_TLS13 = 13,
+};
+
+struct webcfg_cache;
+
 struct webcfg {
         /* TLS: both NULL for plain HTTP.  The PEM text, read at load. */
         char *cert_file, *key_file;
         char *cert_pem, *key_pem;
+        enum webcfg_tls_version min_version;
         /* Basic auth: none for no authentication. */
         struct webcfg_user *users;
         size_t n_users;
+        /* webcfg_check's own: successful checks, and a dummy hash. */
+        struct webcfg_cache *cache;
 };
 
 /*
@@ -37,7 +48,7 @@ void webcfg_free(struct webcfg *c);
 /*
  * Whether user and password are one of c's users (bcrypt): the same work,
  * a hash check, for a user that does not exist, so that timing does not
- * tell which users do.
+ * tell which users do.  Thread-safe; false when c has no users.
  */
 bool webcfg_check(const struct webcfg *c, const char *user, const char *password);
 
