@@ -174,21 +174,24 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *c)
         return r;
 }
 
-/* The body of a scrape as it goes out, gzipped when asked; ownership of b's data taken. */
+/*
+ * The response for a scrape's text, gzipped when gz (and it works); takes
+ * b's data either way, so that the text is never copied.
+ */
 static struct MHD_Response *metrics_response(struct expo_buf *b, bool gz)
 {
         struct MHD_Response *resp;
-        char *data = b->data;
-        size_t n = b->len;
+        char *data;
+        size_t n;
 
-        b->data = NULL;
-        if (gz && gzip(data, n, &b->data, &n) == 0) {
-                free(data);
-                data = b->data;
-                b->data = NULL;
+        if (gz && gzip(b->data, b->len, &data, &n) == 0) {
+                free(b->data);
         } else {
                 gz = false;
+                data = b->data;
+                n = b->len;
         }
+        b->data = NULL;
         resp = MHD_create_response_from_buffer(n, data, MHD_RESPMEM_MUST_FREE);
         if (!resp) {
                 free(data);
@@ -355,30 +358,45 @@ static int resolve(const char *host, const char *port, struct sockaddr_storage *
         return 0;
 }
 
+/* GnuTLS priorities for web-config.yml's min_version (exporter-toolkit's default: TLS 1.2). */
+static const char *tls_priorities(const struct webcfg *w)
+{
+        return w->min_version == WEBCFG_TLS13 ? "NORMAL:-VERS-ALL:+VERS-TLS1.3" :
+                                                "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+}
+
 static struct MHD_Daemon *start_daemon(struct expo_http *h, unsigned flags, unsigned port,
                                        const struct sockaddr_storage *sa)
 {
         const struct webcfg *w = h->cfg.web;
-        bool tls = w && w->cert_pem;
+        unsigned per_ip = h->cfg.max_connections < PER_IP_CONNECTIONS ? h->cfg.max_connections :
+                                                                         PER_IP_CONNECTIONS;
+        struct MHD_OptionItem o[10] = {
+                { MHD_OPTION_CONNECTION_LIMIT, h->cfg.max_connections, NULL },
+                { MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL },
+                { MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.timeout_s, NULL },
+                { MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL },
+        };
+        size_t n = 4;
 
-        if (tls)
+        if (sa->ss_family) {
+                o[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *) sa };
+                if (sa->ss_family == AF_INET6)
+                        flags |= MHD_USE_IPv6;
+        }
+        if (w && w->cert_pem) {
                 flags |= MHD_USE_TLS;
-        if (sa->ss_family == AF_INET6)
-                flags |= MHD_USE_IPv6;
-        return MHD_start_daemon(
-                flags | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                MHD_USE_ERROR_LOG, (uint16_t) port, NULL, NULL, answer, h,
-                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-                MHD_OPTION_CONNECTION_LIMIT, (unsigned) h->cfg.max_connections,
-                MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                h->cfg.max_connections < PER_IP_CONNECTIONS ? h->cfg.max_connections :
-                                                              PER_IP_CONNECTIONS,
-                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) h->cfg.timeout_s,
-                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
-                MHD_OPTION_SOCK_ADDR, sa->ss_family ? (const struct sockaddr *) sa : NULL,
-                tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, tls ? w->cert_pem : NULL,
-                MHD_OPTION_HTTPS_MEM_KEY, tls ? w->key_pem : NULL,
-                MHD_OPTION_END);
+                o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, w->cert_pem };
+                o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, w->key_pem };
+                o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
+                                                  (void *) tls_priorities(w) };
+        }
+        o[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+        return MHD_start_daemon(flags | MHD_USE_THREAD_PER_CONNECTION |
+                                MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                                (uint16_t) port, NULL, NULL, answer, h,
+                                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+                                MHD_OPTION_ARRAY, o, MHD_OPTION_END);
 }
 
 int expo_http_start(const struct expo_http_config *cfg, struct expo_http **ret)
