@@ -16,15 +16,13 @@
  *     1 Queue Length     PERF_COUNTER_RAWCOUNT    the instance's id
  *     2 Items/sec        PERF_COUNTER_BULK_COUNT  100 * id a second
  *   instances "alpha" (id 1), "dup" (id 2) and "dup" (id 3), two sharing
- *   a name, and "_Total" (id 0) with the sums; with --workers N, N more
- *   ("w1" ... "wN", ids 101 ..., Queue Length their number, Items/sec
- *   0), for bench/bench-exporter.sh's 100,000 series.
+ *   a name, and "_Total" (id 0) with the sums.
  *
  * A 1 ms timerfd drives the growing counters, its expiration count making
  * up for delayed ticks.  Once set up it prints "ready" on standard output
  * and runs until SIGINT or SIGTERM.
  *
- * Usage: exporter-provider [--rate N] [--workers N]   (defaults 1000, 0)
+ * Usage: exporter-provider [--rate N]   (default 1000)
  */
 #include <errno.h>
 #include <signal.h>
@@ -152,37 +150,20 @@ static void run(HANDLE h, PPERF_COUNTERSET_INSTANCE t, PPERF_COUNTERSET_INSTANCE
         }
 }
 
-static int parse_args(int argc, char **argv, unsigned long *rate, unsigned long *more)
+static int parse_args(int argc, char **argv, unsigned long *rate)
 {
-        for (int i = 1; i < argc; i += 2) {
-                unsigned long *v = !strcmp(argv[i], "--rate") ? rate :
-                                   !strcmp(argv[i], "--workers") ? more : NULL;
-                char *end;
+        char *end;
 
+        if (argc == 1)
+                return 0;
+        if (argc == 3 && !strcmp(argv[1], "--rate")) {
                 errno = 0;
-                if (!v || i + 1 == argc || (*v = strtoul(argv[i + 1], &end, 10), errno) ||
-                    end == argv[i + 1] || *end) {
-                        fprintf(stderr, "usage: exporter-provider [--rate N] [--workers N]\n");
-                        return -1;
-                }
+                *rate = strtoul(argv[2], &end, 10);
+                if (!errno && end != argv[2] && !*end)
+                        return 0;
         }
-        return 0;
-}
-
-/* The --workers instances, which stand still. */
-static int more_workers(HANDLE h, unsigned long n)
-{
-        for (unsigned long i = 1; i <= n; i++) {
-                PPERF_COUNTERSET_INSTANCE w;
-                char name[32];
-
-                snprintf(name, sizeof(name), "w%lu", i);
-                w = PerfCreateInstanceUtf8(h, &workers_guid, name, (ULONG) (100 + i));
-                if (!w)
-                        return fail("PerfCreateInstance(--workers)", GetLastError());
-                PerfSetULongCounterValue(h, w, W_QUEUE, (ULONG) i);
-        }
-        return 0;
+        fprintf(stderr, "usage: exporter-provider [--rate N]\n");
+        return -1;
 }
 
 static int start(HANDLE *h, PPERF_COUNTERSET_INSTANCE *t, PPERF_COUNTERSET_INSTANCE *w)
@@ -218,15 +199,15 @@ int main(int argc, char **argv)
                                   { 0, 1000000000L / TICKS_PER_SECOND } };
         struct sigaction sa = { .sa_handler = on_signal };
         PPERF_COUNTERSET_INSTANCE t, w[N_WORKERS];
-        unsigned long rate = 1000, more = 0;
+        unsigned long rate = 1000;
         HANDLE h;
         int tfd;
 
-        if (parse_args(argc, argv, &rate, &more) < 0)
+        if (parse_args(argc, argv, &rate) < 0)
                 return 2;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        if (start(&h, &t, w) || more_workers(h, more))
+        if (start(&h, &t, w))
                 return 1;
         tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
         if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
