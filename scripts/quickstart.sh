@@ -11,8 +11,9 @@
 #   2. starts perflibd in the foreground of this script (its log on stderr),
 #      and a provider process beside it (samples/usermode: the spec's
 #      example manifest);
-#   3. shows a few samples of three counters through typeperf;
-#   4. stops both cleanly (SIGTERM, then waits) and checks they exited 0;
+#   3. shows a few samples of three counters through typeperf, then one
+#      scrape of perflib-exporter (a few lines of /metrics) on loopback;
+#   4. stops them cleanly (SIGTERM, then waits) and checks they exited 0;
 #   5. prints what to try next, starting with the build tree's environment
 #      (BUILD_DIR/perflib-env.sh, see README.md).
 #
@@ -36,7 +37,8 @@ BUILD_DIR=$build_dir "$srcdir/scripts/setup.sh" "$@"
 perflibd_bin=$build_dir/server-glue/perflibd
 typeperf_bin=$build_dir/tools/typeperf
 provider_bin=$build_dir/samples/usermode/usermode-provider
-for b in "$perflibd_bin" "$typeperf_bin" "$provider_bin"; do
+exporter_bin=$build_dir/exporter/perflib-exporter
+for b in "$perflibd_bin" "$typeperf_bin" "$provider_bin" "$exporter_bin"; do
         [ -x "$b" ] || die "$b was not built"
 done
 
@@ -59,9 +61,10 @@ done
 
 perflibd_pid=
 provider_pid=
+exporter_pid=
 stop_all() {
         local pid
-        for pid in "$provider_pid" "$perflibd_pid"; do
+        for pid in "$exporter_pid" "$provider_pid" "$perflibd_pid"; do
                 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
                         kill -TERM "$pid" 2>/dev/null || true
                         wait "$pid" 2>/dev/null || true
@@ -106,8 +109,26 @@ done
 log "typeperf $(printf '"%s" ' "${counters[@]}")-sc $samples"
 "$typeperf_bin" "${counters[@]}" -sc "$samples"
 
-log "stopping the sample provider and perflibd (SIGTERM)"
-for var in provider_pid perflibd_pid; do
+# perflib-exporter on the first free loopback port from its default, 9478.
+port=9478
+while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        port=$((port + 1))
+done
+"$exporter_bin" --web.listen-address="127.0.0.1:$port" --log.level=warn &
+exporter_pid=$!
+log "perflib-exporter: curl http://127.0.0.1:$port/metrics (a few of its lines)"
+for _ in $(seq 50); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        kill -0 "$exporter_pid" 2>/dev/null || die "perflib-exporter exited early"
+        sleep 0.1
+done
+curl -sS -m 10 "http://127.0.0.1:$port/metrics" >"$state/metrics" ||
+        die "perflib-exporter did not answer"
+grep -E '^perflib_(processor_percent_processor_time|memory_available_bytes|exporter_up)' \
+        "$state/metrics" | head -n 6
+
+log "stopping perflib-exporter, the sample provider and perflibd (SIGTERM)"
+for var in exporter_pid provider_pid perflibd_pid; do
         pid=${!var}
         kill -TERM "$pid"
         status=0
@@ -131,6 +152,7 @@ $(printf '  %-30s  # %s' ". $env_script" "its programs, pkg-config, man pages, s
   perflibd &                      # serve the Linux providers built there
   typeperf -q                     # list every counter
   typeperf '\\Process(*)\\% Processor Time' -sc 3
+  perflib-exporter &              # every counter at http://localhost:9478/metrics
   man typeperf
 Then write a provider of your own: README.md, "Writing a provider".
 Every test: scripts/test.sh
