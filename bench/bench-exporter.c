@@ -388,6 +388,8 @@ int main(int argc, char **argv)
         if (r < 0)
                 die("mkdtemp");
         signal(SIGPIPE, SIG_IGN);
+        /* Line by line: every fork (perflibd, providers, exporters) would repeat a full buffer. */
+        setvbuf(stdout, NULL, _IOLBF, 0);
         printf("# bench-exporter: %s run, exporter %s\n", quick ? "quick" : "full", exporter);
         linux_providers();
         big();
