@@ -92,30 +92,35 @@ static const struct rule rules[] = {
         { PERF_ELAPSED_TIME, K_ELAPSED, S_FREQ, 0 },
 };
 
-static const struct rule *rule_of(uint32_t type) {
+static const struct rule *rule_of(uint32_t type)
+{
         for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
                 if (rules[i].type == type)
                         return &rules[i];
         return NULL;
 }
 
-static bool is_base_type(uint32_t type) {
+static bool is_base_type(uint32_t type)
+{
         return type == PERF_SAMPLE_BASE || type == PERF_AVERAGE_BASE ||
                type == PERF_COUNTER_MULTI_BASE || type == PERF_RAW_BASE ||
                type == PERF_LARGE_RAW_BASE;
 }
 
-const char *expo_content_type(enum expo_syntax s) {
+const char *expo_content_type(enum expo_syntax s)
+{
         return s == EXPO_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
                                      : "text/plain; version=0.0.4; charset=utf-8";
 }
 
-void expo_buf_done(struct expo_buf *b) {
+void expo_buf_done(struct expo_buf *b)
+{
         free(b->data);
         *b = (struct expo_buf) { 0 };
 }
 
-static bool buf_reserve(struct expo_buf *b, size_t more) {
+static bool buf_reserve(struct expo_buf *b, size_t more)
+{
         if (b->error)
                 return false;
         if (b->len + more < b->cap)
@@ -133,7 +138,8 @@ static bool buf_reserve(struct expo_buf *b, size_t more) {
         return true;
 }
 
-static void buf_add(struct expo_buf *b, const char *s, size_t n) {
+static void buf_add(struct expo_buf *b, const char *s, size_t n)
+{
         if (!buf_reserve(b, n))
                 return;
         memcpy(b->data + b->len, s, n);
@@ -141,12 +147,14 @@ static void buf_add(struct expo_buf *b, const char *s, size_t n) {
         b->data[b->len] = '\0';
 }
 
-static void buf_puts(struct expo_buf *b, const char *s) {
+static void buf_puts(struct expo_buf *b, const char *s)
+{
         buf_add(b, s, strlen(s));
 }
 
 __attribute__((format(printf, 2, 3)))
-static void buf_printf(struct expo_buf *b, const char *fmt, ...) {
+static void buf_printf(struct expo_buf *b, const char *fmt, ...)
+{
         char small[128];
         va_list ap;
 
@@ -174,7 +182,8 @@ static void buf_printf(struct expo_buf *b, const char *fmt, ...) {
  * Both syntaxes escape backslash and newline; OpenMetrics escapes '"' in
  * HELP too, and both escape it in label values (quoted).
  */
-static void buf_escaped(struct expo_buf *b, const char *s, bool quote) {
+static void buf_escaped(struct expo_buf *b, const char *s, bool quote)
+{
         for (;;) {
                 size_t n = strcspn(s, quote ? "\\\n\"" : "\\\n");
 
@@ -192,7 +201,8 @@ static void buf_escaped(struct expo_buf *b, const char *s, bool quote) {
  * anything outside [a-z0-9] (non-ASCII bytes included) as one "_" owed to
  * the next word, so none is left at either end.
  */
-static int name_part(const char *s, char *buf, size_t size, size_t *len) {
+static int name_part(const char *s, char *buf, size_t size, size_t *len)
+{
         size_t start = *len;
         bool sep = true;
 
@@ -219,7 +229,8 @@ static int name_part(const char *s, char *buf, size_t size, size_t *len) {
         return *len > start ? 0 : -EINVAL;
 }
 
-int expo_family_name(const char *object, const char *counter, char *buf, size_t size) {
+int expo_family_name(const char *object, const char *counter, char *buf, size_t size)
+{
         size_t len = strlen("perflib");
         int r;
 
@@ -246,8 +257,8 @@ struct plan {
         char base_fam[FAM_MAX];         /* "" when none */
 };
 
-/* Names already taken in this set (and the health families'): owned strings. */
-struct names {
+/* Names already taken in this scrape (and the health families'): owned strings. */
+struct expo_names {
         char **v;
         size_t n;
 };
@@ -257,14 +268,29 @@ static const char *const health_names[] = {
         "perflib_exporter_scrape_errors", "perflib_exporter_scrape_errors_total",
 };
 
-static void names_done(struct names *t) {
+static void names_done(struct expo_names *t)
+{
         for (size_t i = 0; i < t->n; i++)
                 free(t->v[i]);
         free(t->v);
-        *t = (struct names) { 0 };
+        *t = (struct expo_names) { 0 };
 }
 
-static bool names_has(const struct names *t, const char *s) {
+struct expo_names *expo_names_new(void)
+{
+        return calloc(1, sizeof(struct expo_names));
+}
+
+void expo_names_free(struct expo_names *t)
+{
+        if (!t)
+                return;
+        names_done(t);
+        free(t);
+}
+
+static bool names_has(const struct expo_names *t, const char *s)
+{
         for (size_t i = 0; i < sizeof(health_names) / sizeof(health_names[0]); i++)
                 if (strcmp(health_names[i], s) == 0)
                         return true;
@@ -274,7 +300,8 @@ static bool names_has(const struct names *t, const char *s) {
         return false;
 }
 
-static int names_add(struct names *t, const char *s) {
+static int names_add(struct expo_names *t, const char *s)
+{
         char **v = realloc(t->v, (t->n + 1) * sizeof(*v));
         if (!v)
                 return -ENOMEM;
@@ -285,22 +312,26 @@ static int names_add(struct names *t, const char *s) {
         return 0;
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
+static bool has_suffix(const char *s, const char *suffix)
+{
         size_t a = strlen(s), b = strlen(suffix);
         return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static bool is_counter_kind(enum kind k) {
+static bool is_counter_kind(enum kind k)
+{
         return k == K_COUNTER || k == K_TIME || k == K_QUEUE || k == K_FRACTION;
 }
 
-static bool in_seconds(const struct rule *r) {
+static bool in_seconds(const struct rule *r)
+{
         return r->kind == K_TIME || r->kind == K_ELAPSED ||
                (r->kind == K_AVERAGE && r->scale != S_ONE);
 }
 
 /* Every name a plan's families and samples use: at most 6. */
-static size_t plan_names(const struct plan *p, char out[][SAMPLE_MAX]) {
+static size_t plan_names(const struct plan *p, char out[][SAMPLE_MAX])
+{
         size_t n = 0;
 
         snprintf(out[n++], SAMPLE_MAX, "%s", p->fam);
@@ -318,7 +349,8 @@ static size_t plan_names(const struct plan *p, char out[][SAMPLE_MAX]) {
 }
 
 /* The base of counter k: by base_id if it names a base counter, else the next base. */
-static size_t find_base(const struct expo_set *s, size_t k) {
+static size_t find_base(const struct expo_set *s, size_t k)
+{
         for (size_t j = 0; j < s->n_counters; j++)
                 if (j != k && s->counters[j].id == s->counters[k].base_id &&
                     is_base_type(s->counters[j].type))
@@ -334,7 +366,8 @@ static size_t find_base(const struct expo_set *s, size_t k) {
  * unit suffix) none of whose names an earlier family of the set took.
  * 1 planned, 0 left out (no rule, no base, no name), -ENOMEM.
  */
-static int plan_counter(const struct expo_set *s, size_t k, struct names *taken, struct plan *p) {
+static int plan_counter(const struct expo_set *s, size_t k, struct expo_names *taken, struct plan *p)
+{
         char f[EXPO_NAME_MAX], cand[CAND_MAX], all[6][SAMPLE_MAX];
 
         *p = (struct plan) { .rule = rule_of(s->counters[k].type), .k = k, .base = SIZE_MAX };
@@ -374,7 +407,8 @@ struct value {
         double d;
 };
 
-static void buf_value(struct expo_buf *b, const struct value *v) {
+static void buf_value(struct expo_buf *b, const struct value *v)
+{
         if (v->integer)
                 buf_printf(b, " %" PRIu64 "\n", v->u);
         else
@@ -382,7 +416,8 @@ static void buf_value(struct expo_buf *b, const struct value *v) {
 }
 
 /* Counter k of instance i, 32-bit types masked as pcq_calculate does; false if missing. */
-static bool raw_of(const struct expo_set *s, size_t i, size_t k, uint64_t *ret) {
+static bool raw_of(const struct expo_set *s, size_t i, size_t k, uint64_t *ret)
+{
         size_t at = i * s->n_counters + k;
 
         if (k == SIZE_MAX || (s->has && !s->has[at]))
@@ -393,7 +428,8 @@ static bool raw_of(const struct expo_set *s, size_t i, size_t k, uint64_t *ret) 
         return true;
 }
 
-static bool scaled(const struct expo_set *s, enum scale sc, uint64_t raw, struct value *v) {
+static bool scaled(const struct expo_set *s, enum scale sc, uint64_t raw, struct value *v)
+{
         *v = (struct value) { .integer = sc == S_ONE, .u = raw };
         if (sc == S_100NS)
                 v->d = (double) raw / 1e7;
@@ -412,13 +448,15 @@ struct ctx {
         const bool *dup;                /* per instance: its name is shared */
 };
 
-static bool instance_written(const struct ctx *c, size_t i) {
+static bool instance_written(const struct ctx *c, size_t i)
+{
         const char *name = c->s->instances[i].name;
         return !c->s->multi || c->o->with_total || !name || strcmp(name, "_Total") != 0;
 }
 
 static void sample(const struct ctx *c, size_t i, const char *name, const char *suffix,
-                   const struct value *v) {
+                   const struct value *v)
+{
         const struct expo_instance *in = &c->s->instances[i];
 
         buf_puts(c->out, name);
@@ -434,7 +472,8 @@ static void sample(const struct ctx *c, size_t i, const char *name, const char *
 }
 
 static void header(const struct ctx *c, const char *fam, const char *type, bool seconds,
-                   const struct expo_counter *ctr, const char *note) {
+                   const struct expo_counter *ctr, const char *note)
+{
         bool om = c->o->syntax == EXPO_OPENMETRICS;
         const char *total = !om && strcmp(type, "counter") == 0 ? "_total" : "";
 
@@ -447,14 +486,16 @@ static void header(const struct ctx *c, const char *fam, const char *type, bool 
                 buf_printf(c->out, "# UNIT %s seconds\n", fam);
 }
 
-static const char *type_name(enum kind k) {
+static const char *type_name(enum kind k)
+{
         if (is_counter_kind(k))
                 return "counter";
         return k == K_AVERAGE ? "summary" : "gauge";
 }
 
 /* The main sample(s) of instance i; false: left out (missing, no clock, zero base). */
-static bool main_sample(const struct ctx *c, const struct plan *p, size_t i) {
+static bool main_sample(const struct ctx *c, const struct plan *p, size_t i)
+{
         const struct expo_set *s = c->s;
         struct value v, n;
         uint64_t raw, base = 0;
@@ -493,7 +534,8 @@ static bool main_sample(const struct ctx *c, const struct plan *p, size_t i) {
         return false;
 }
 
-static void write_plan(const struct ctx *c, const struct plan *p) {
+static void write_plan(const struct ctx *c, const struct plan *p)
+{
         const struct expo_counter *ctr = &c->s->counters[p->k];
         const char *note = p->rule->flags & F_INVERSE ?
                 " (exported as the measured time, not inverted)" : NULL;
@@ -522,12 +564,14 @@ struct named {
         size_t i;
 };
 
-static int named_cmp(const void *a, const void *b) {
+static int named_cmp(const void *a, const void *b)
+{
         return strcmp(((const struct named *) a)->name, ((const struct named *) b)->name);
 }
 
 /* dup[i]: another instance has instance i's name.  Returns an owned array, NULL on ENOMEM. */
-static bool *shared_names(const struct expo_set *s) {
+static bool *shared_names(const struct expo_set *s)
+{
         bool *dup = calloc(s->n_instances ? s->n_instances : 1, sizeof(*dup));
         struct named *v = calloc(s->n_instances ? s->n_instances : 1, sizeof(*v));
 
@@ -547,8 +591,9 @@ static bool *shared_names(const struct expo_set *s) {
 }
 
 int expo_write_set(struct expo_buf *out, const struct expo_set *s,
-                   const struct expo_write_opts *o) {
-        struct names taken = { 0 };
+                   const struct expo_write_opts *o)
+{
+        struct expo_names local = { 0 }, *taken = o->taken ? o->taken : &local;
         struct plan *p = malloc(sizeof(*p));
         bool *dup = shared_names(s);
         int r = 0;
@@ -559,7 +604,7 @@ int expo_write_set(struct expo_buf *out, const struct expo_set *s,
         }
         struct ctx c = { .out = out, .s = s, .o = o, .dup = dup };
         for (size_t k = 0; k < s->n_counters && !out->error; k++) {
-                r = plan_counter(s, k, &taken, p);
+                r = plan_counter(s, k, taken, p);
                 if (r < 0)
                         goto fail;
                 if (r > 0)
@@ -569,13 +614,14 @@ int expo_write_set(struct expo_buf *out, const struct expo_set *s,
 fail:
         if (r < 0 && !out->error)
                 out->error = r;
-        names_done(&taken);
+        names_done(&local);
         free(dup);
         free(p);
         return out->error;
 }
 
-int expo_write_health(struct expo_buf *out, const struct expo_health *h, enum expo_syntax s) {
+int expo_write_health(struct expo_buf *out, const struct expo_health *h, enum expo_syntax s)
+{
         bool om = s == EXPO_OPENMETRICS;
 
         buf_printf(out, "# HELP perflib_exporter_up Whether perflibd answered this scrape (1) or not (0).\n"

@@ -40,15 +40,27 @@ void expo_buf_done(struct expo_buf *b);
  */
 int expo_family_name(const char *object, const char *counter, char *buf, size_t size);
 
+/*
+ * The family names one scrape has used so far: two countersets whose
+ * names come out the same ("Processor" from two providers) must not write
+ * one family twice, which would make the whole scrape unparsable.
+ */
+struct expo_names;
+struct expo_names *expo_names_new(void);
+void expo_names_free(struct expo_names *t);
+
 struct expo_write_opts {
         enum expo_syntax syntax;
         bool with_total;                /* export the _Total instance too */
+        struct expo_names *taken;       /* borrowed: names of the scrape's earlier sets; NULL: none */
 };
 
 /*
  * Appends every family of s to out (HELP, TYPE, UNIT where known, the
  * samples), instance_name labels on multi-instance sets (instance_id too
- * only where two instances share a name).  0, or out->error.
+ * only where two instances share a name).  A family whose name is taken
+ * (by this set, by o->taken, or by the health families) gets "_2", "_3"
+ * ..., and its names go into o->taken.  0, or out->error.
  */
 int expo_write_set(struct expo_buf *out, const struct expo_set *s,
                    const struct expo_write_opts *o);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -446,10 +447,9 @@ static void narrow(struct scratch *sc, const struct expo_cset *cs, const struct 
 }
 
 static int write_set(struct expo_scraper *s, struct expo_cset *cs, struct scratch *sc,
-                     const struct pcq_data_header *hdr, enum expo_syntax syntax,
+                     const struct pcq_data_header *hdr, struct expo_write_opts *o,
                      struct expo_buf *out)
 {
-        struct expo_write_opts o = { .syntax = syntax, .with_total = s->cfg.with_total };
         struct expo_set set = {
                 .name = cs->name, .help = cs->help, .multi = cs->multi,
                 .counters = cs->counters, .n_counters = cs->n_counters,
@@ -463,7 +463,7 @@ static int write_set(struct expo_scraper *s, struct expo_cset *cs, struct scratc
         if (cs->narrow)
                 narrow(sc, cs, s->cfg.select);
         set.n_instances = sc->n;
-        return expo_write_set(out, &set, &o);
+        return expo_write_set(out, &set, o);
 }
 
 /*
@@ -474,10 +474,13 @@ static int write_set(struct expo_scraper *s, struct expo_cset *cs, struct scratc
 static int write_sets(struct expo_scraper *s, struct scratch *v, const struct pcq_data_header *hdr,
                       double round_trip, enum expo_syntax syntax, struct expo_buf *out)
 {
-        for (size_t i = 0; i < s->cat.n; i++) {
+        struct expo_write_opts o = { .syntax = syntax, .with_total = s->cfg.with_total,
+                                     .taken = expo_names_new() };
+        int r = o.taken ? 0 : -ENOMEM;
+
+        for (size_t i = 0; i < s->cat.n && r == 0; i++) {
                 struct expo_cset *cs = &s->cat.sets[i];
                 double t0 = now_s();
-                int r;
 
                 if (cs->block == UINT32_MAX || v[i].status) {
                         cs->errors_total++;
@@ -485,12 +488,12 @@ static int write_sets(struct expo_scraper *s, struct scratch *v, const struct pc
                                  v[i].status ? pcq_status_text(v[i].status) : "not in the query");
                         continue;
                 }
-                r = write_set(s, cs, &v[i], hdr, syntax, out);
-                if (r < 0)
-                        return r;
-                cs->duration_seconds = round_trip + (now_s() - t0);
+                r = write_set(s, cs, &v[i], hdr, &o, out);
+                if (r == 0)
+                        cs->duration_seconds = round_trip + (now_s() - t0);
         }
-        return 0;
+        expo_names_free(o.taken);
+        return r;
 }
 
 static void count_errors(struct expo_scraper *s)
@@ -531,27 +534,58 @@ static bool query(struct expo_scraper *s, enum expo_syntax syntax, struct expo_b
         return true;
 }
 
+/*
+ * The counterset label of set i: its name, and for a name an earlier set
+ * already has (two providers' "Processor"), "NAME #2", "#3" ..., since one
+ * series twice would make the scrape unparsable.  Malloc'd or NULL.
+ */
+static char *health_label(const struct expo_catalog *cat, size_t i)
+{
+        size_t size = strlen(cat->sets[i].name) + 16;
+        unsigned same = 1;
+        char *label = malloc(size);
+
+        for (size_t j = 0; j < i; j++)
+                same += strcmp(cat->sets[j].name, cat->sets[i].name) == 0;
+        if (label && same == 1)
+                snprintf(label, size, "%s", cat->sets[i].name);
+        else if (label)
+                snprintf(label, size, "%s #%u", cat->sets[i].name, same);
+        return label;
+}
+
+static void health_done(struct expo_set_health *hs, size_t n)
+{
+        for (size_t i = 0; hs && i < n; i++)
+                free((char *)hs[i].set);
+        free(hs);
+}
+
 int expo_scrape(struct expo_scraper *s, enum expo_syntax syntax, struct expo_buf *out)
 {
         struct expo_set_health *hs;
         struct expo_health h = { 0 };
-        int r;
+        int r = 0;
 
         pthread_mutex_lock(&s->lock);
         h.up = prepare(s) && query(s, syntax, out);
         hs = calloc(s->cat.n + 1, sizeof(*hs));
-        if (hs) {
-                for (size_t i = 0; i < s->cat.n; i++)
-                        hs[i] = (struct expo_set_health){
-                                .set = s->cat.sets[i].name,
-                                .duration_seconds = s->cat.sets[i].duration_seconds,
-                                .errors_total = s->cat.sets[i].errors_total,
-                        };
-                h.sets = hs;
-                h.n_sets = s->cat.n;
+        for (size_t i = 0; hs && i < s->cat.n; i++) {
+                hs[i] = (struct expo_set_health){
+                        .set = health_label(&s->cat, i),
+                        .duration_seconds = s->cat.sets[i].duration_seconds,
+                        .errors_total = s->cat.sets[i].errors_total,
+                };
+                if (!hs[i].set)
+                        r = -ENOMEM;
         }
-        r = hs ? expo_write_health(out, &h, syntax) : -ENOMEM;
+        h.sets = hs;
+        h.n_sets = s->cat.n;
+        if (!hs)
+                r = -ENOMEM;
+        if (r == 0)
+                r = expo_write_health(out, &h, syntax);
         pthread_mutex_unlock(&s->lock);
-        free(hs);
+        health_done(hs, s->cat.n);
         return r < 0 ? r : out->error;
 }

@@ -30,7 +30,8 @@
 static const struct expo_instance single = { 0, NULL };
 
 /* The text of s; the caller frees it. */
-static char *render(const struct expo_set *s, enum expo_syntax syn, bool with_total) {
+static char *render(const struct expo_set *s, enum expo_syntax syn, bool with_total)
+{
         struct expo_buf b = { 0 };
         struct expo_write_opts o = { .syntax = syn, .with_total = with_total };
 
@@ -43,7 +44,8 @@ static char *render(const struct expo_set *s, enum expo_syntax syn, bool with_to
 
 /* One single-instance set "Proc" of n counters, every value present. */
 static void check_one(const struct expo_counter *c, size_t n, const uint64_t *raw,
-                      enum expo_syntax syn, const char *want) {
+                      enum expo_syntax syn, const char *want)
+{
         bool has[16];
         struct expo_set s = {
                 .name = "Proc", .counters = c, .n_counters = n, .instances = &single,
@@ -58,14 +60,16 @@ static void check_one(const struct expo_counter *c, size_t n, const uint64_t *ra
         free(got);
 }
 
-static void check_name(const char *object, const char *counter, const char *want) {
+static void check_name(const char *object, const char *counter, const char *want)
+{
         char buf[128];
 
         assert_int_equal(expo_family_name(object, counter, buf, sizeof(buf)), 0);
         assert_string_equal(buf, want);
 }
 
-static void names(void **state) {
+static void names(void **state)
+{
         (void) state;
         check_name("Processor", "% Processor Time", "perflib_processor_percent_processor_time");
         check_name("Network Interface", "Bytes/sec", "perflib_network_interface_bytes_sec");
@@ -84,7 +88,8 @@ static void names(void **state) {
         assert_int_equal(expo_family_name("X", "abcdefgh", buf, 18), -ENAMETOOLONG);
 }
 
-static void raw_gauges(void **state) {
+static void raw_gauges(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, "Threads", "Number of threads." },
@@ -102,7 +107,8 @@ static void raw_gauges(void **state) {
                   "perflib_proc_big 4294967303\n");
 }
 
-static void rate_counters(void **state) {
+static void rate_counters(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_BULK_COUNT, 0, 0, 0, "Bytes/sec", "Bytes moved." },
@@ -123,7 +129,8 @@ static void rate_counters(void **state) {
                   "perflib_proc_bytes_sec_total 18446744073709551615\n");
 }
 
-static void timers_100ns(void **state) {
+static void timers_100ns(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_100NSEC_TIMER, 0, 0, 0, "% Busy Time", "Busy." },
@@ -141,7 +148,8 @@ static void timers_100ns(void **state) {
                   "perflib_proc_percent_busy_time_seconds_total 1.5\n");
 }
 
-static void timers_ticks(void **state) {
+static void timers_ticks(void **state)
+{
         (void) state;
         /* A name that already ends in "seconds" gets no second one. */
         static const struct expo_counter c[] = {
@@ -155,7 +163,8 @@ static void timers_ticks(void **state) {
                   "perflib_proc_run_seconds_total 2.5\n");
 }
 
-static void timers_inverse(void **state) {
+static void timers_inverse(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_100NSEC_TIMER_INV, 0, 0, 0, "% Idle", "Idle." },
@@ -172,7 +181,8 @@ static void timers_inverse(void **state) {
                   "perflib_proc_wait_seconds_total 0.5\n");
 }
 
-static void timers_multi(void **state) {
+static void timers_multi(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_100NSEC_MULTI_TIMER, 0, 0, 0, "% Busy", "Busy." },
@@ -194,7 +204,8 @@ static void timers_multi(void **state) {
                   "perflib_proc_percent_busy_seconds_total 2\n");
 }
 
-static void sample_fraction(void **state) {
+static void sample_fraction(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_SAMPLE_FRACTION, 0, 0, 2, "Hits", "Hit ratio." },
@@ -211,7 +222,8 @@ static void sample_fraction(void **state) {
                   "perflib_proc_hits_base_total 10\n");
 }
 
-static void averages(void **state) {
+static void averages(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_AVERAGE_BULK, 0, 0, 0, "Avg. Bytes/Read", "Bytes a read." },
@@ -238,7 +250,8 @@ static void averages(void **state) {
                   "perflib_proc_avg_disk_sec_read_seconds_count 6\n");
 }
 
-static void raw_fractions(void **state) {
+static void raw_fractions(void **state)
+{
         (void) state;
         /* base_id names the right base even when another base comes first. */
         static const struct expo_counter c[] = {
@@ -276,7 +289,8 @@ static void raw_fractions(void **state) {
                   "perflib_proc_other 5\n");
 }
 
-static void elapsed(void **state) {
+static void elapsed(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_ELAPSED_TIME, 0, 0, 0, "Elapsed Time", "Up." },
@@ -294,7 +308,8 @@ static void elapsed(void **state) {
                   "# TYPE perflib_proc_elapsed_time_seconds gauge\n");
 }
 
-static void queue_and_delta(void **state) {
+static void queue_and_delta(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_100NS_QUEUELEN_TYPE, 0, 0, 0, "Queue", "Queue." },
@@ -316,7 +331,8 @@ static void queue_and_delta(void **state) {
                   "perflib_proc_precise_seconds_total 0.5\n");
 }
 
-static void left_out(void **state) {
+static void left_out(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_TEXT, 0, 0, 0, "Text", "" },
@@ -346,7 +362,8 @@ static const struct expo_set disk = {
         .instances = disk_i, .n_instances = 6, .raw = disk_raw, .has = disk_has,
 };
 
-static void labels(void **state) {
+static void labels(void **state)
+{
         (void) state;
         char *got = render(&disk, P, false);
         assert_string_equal(got,
@@ -370,7 +387,8 @@ static void labels(void **state) {
         free(got);
 }
 
-static void collisions(void **state) {
+static void collisions(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, "Bytes/sec", "a" },
@@ -404,7 +422,42 @@ static void collisions(void **state) {
 }
 
 /* The same two-instance set in both syntaxes. */
-static void syntaxes(void **state) {
+/*
+ * Two countersets of one name in one scrape ("Processor" from two
+ * providers): the second's families get "_2", never a family twice.
+ */
+static void collisions_across_sets(void **state)
+{
+        static const struct expo_counter c[] = {
+                { 1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, "Queue", "Waiting" },
+        };
+        static const uint64_t raw[] = { 7 };
+        static const bool has[] = { true };
+        const struct expo_set s = {
+                .name = "Proc", .counters = c, .n_counters = 1, .instances = &single,
+                .n_instances = 1, .raw = raw, .has = has,
+        };
+        struct expo_write_opts o = { .syntax = P, .taken = expo_names_new() };
+        struct expo_buf b = { 0 };
+
+        (void) state;
+        assert_non_null(o.taken);
+        assert_int_equal(expo_write_set(&b, &s, &o), 0);
+        assert_int_equal(expo_write_set(&b, &s, &o), 0);
+        assert_string_equal(b.data,
+                            "# HELP perflib_proc_queue Waiting\n"
+                            "# TYPE perflib_proc_queue gauge\n"
+                            "perflib_proc_queue 7\n"
+                            "# HELP perflib_proc_queue_2 Waiting\n"
+                            "# TYPE perflib_proc_queue_2 gauge\n"
+                            "perflib_proc_queue_2 7\n");
+        expo_buf_done(&b);
+        expo_names_free(o.taken);
+        expo_names_free(NULL);
+}
+
+static void syntaxes(void **state)
+{
         (void) state;
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_COUNTER, 0, 0, 0, "Ops/sec", "Ops." },
@@ -441,7 +494,8 @@ static void syntaxes(void **state) {
         free(got);
 }
 
-static void health(void **state) {
+static void health(void **state)
+{
         (void) state;
         static const struct expo_set_health sets[] = { { "Proc\"x", 0.5, 3 } };
         struct expo_health h = { .up = true, .sets = sets, .n_sets = 1 };
@@ -478,7 +532,8 @@ static void health(void **state) {
 }
 
 /* Every counter type of winperf.h, each with the base it needs, two instances. */
-static int dump(const char *syntax) {
+static int dump(const char *syntax)
+{
         static const struct expo_counter c[] = {
                 { 1, PERF_COUNTER_COUNTER, 0, 0, 0, "Events/sec", "Events." },
                 { 2, PERF_COUNTER_TIMER, 0, 0, 0, "% Timer", "Timer." },
@@ -547,7 +602,8 @@ static int dump(const char *syntax) {
         return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
         if (argc == 3 && strcmp(argv[1], "--dump") == 0)
                 return dump(argv[2]);
 
@@ -567,6 +623,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(left_out),
                 cmocka_unit_test(labels),
                 cmocka_unit_test(collisions),
+                cmocka_unit_test(collisions_across_sets),
                 cmocka_unit_test(syntaxes),
                 cmocka_unit_test(health),
         };
