@@ -164,14 +164,17 @@ EOT
         prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
                 --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
         prometheus_pid=$!
-        query='rate(perflib_exporter_test_events_sec_total[6s])'
+        # PERFLIB_LONG_TESTS=1: a minute of scrapes, the rate over 30 s of them.
+        window=6
+        [ "${PERFLIB_LONG_TESTS:-0}" = 1 ] && window=30
+        query="rate(perflib_exporter_test_events_sec_total[${window}s])"
         # shellcheck disable=SC2016 # (evaluated by wait_for)
         promql='curl -sS -m 5 -o "$tmp/rate.json" "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$query" &&
                 "$PY" -c "import json, sys
 r = json.load(open(sys.argv[1]))[\"data\"][\"result\"]
 sys.exit(0 if r and abs(float(r[0][\"value\"][1]) - $RATE) <= 0.05 * $RATE else 1)" "$tmp/rate.json"'
-        # Six scrapes make the first rate over the whole window.
-        sleep 7
+        # A window's worth of scrapes makes the first rate over the whole window.
+        sleep $((window + 1))
         if ! wait_for "$promql" 100; then
                 fail "Prometheus' $query is not $RATE within 5 %:"
                 cat "$tmp/rate.json"
