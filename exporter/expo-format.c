@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perflib.h"
 #include "winperf.h"
 #include "expo-format.h"
 
@@ -364,13 +365,19 @@ static size_t find_base(const struct expo_set *s, size_t k)
 /*
  * Names counter k's families: the first of F, F_2, F_3 ... (before any
  * unit suffix) none of whose names an earlier family of the set took.
- * 1 planned, 0 left out (no rule, no base, no name), -ENOMEM.
+ * 1 planned, 0 left out (no rule, no base, no name, not for display),
+ * -ENOMEM.  Counters marked PERF_ATTRIB_NO_DISPLAYABLE are the time and
+ * frequency bases of others (PerfTimeId, PerfFreqId): Windows lists them
+ * nowhere, and the sample's header already carries the clocks they stand
+ * for.
  */
 static int plan_counter(const struct expo_set *s, size_t k, struct expo_names *taken, struct plan *p)
 {
         char f[EXPO_NAME_MAX], cand[CAND_MAX], all[6][SAMPLE_MAX];
 
         *p = (struct plan) { .rule = rule_of(s->counters[k].type), .k = k, .base = SIZE_MAX };
+        if (s->counters[k].attrib & PERF_ATTRIB_NO_DISPLAYABLE)
+                return 0;
         if (!p->rule || expo_family_name(s->name, s->counters[k].name, f, sizeof(f)) < 0)
                 return 0;
         if (p->rule->flags & (F_BASE | F_MULTI_BASE))

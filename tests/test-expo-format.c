@@ -21,6 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <perflib.h>
 #include <winperf.h>
 #include "expo-format.h"
 
@@ -342,10 +343,11 @@ static void left_out(void **state)
                 { 5, PERF_COUNTER_HISTOGRAM_TYPE, 0, 0, 0, "Histogram", "" },
                 { 6, PERF_COUNTER_RAWCOUNT, 0, 0, 0, "", "Nameless." },
                 { 7, PERF_AVERAGE_BULK, 0, 0, 0, "No base after", "" },
+                { 8, PERF_COUNTER_LARGE_RAWCOUNT, PERF_ATTRIB_NO_DISPLAYABLE, 0, 0, "Now", "" },
         };
-        static const uint64_t raw[] = { 1, 2, 3, 4, 5, 6, 7 };
+        static const uint64_t raw[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 
-        check_one(c, 7, raw, P, "");
+        check_one(c, 8, raw, P, "");
 }
 
 /* Multi-instance "Disk": escaping, shared names, _Total, missing values. */
