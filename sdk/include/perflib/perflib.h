@@ -35,6 +35,11 @@ extern "C" {
 #define PERFLIB_VERSION_MAJOR 0
 #define PERFLIB_VERSION_MINOR 1
 
+/* Provider types, as Windows' perflib.h has them; only user mode exists here. */
+#define PERF_PROVIDER_USER_MODE                 0
+#define PERF_PROVIDER_KERNEL_MODE               1
+#define PERF_PROVIDER_DRIVER                    2
+
 /* Counterset instance types (InstanceType of PERF_COUNTERSET_INFO). */
 #define PERF_COUNTERSET_FLAG_MULTIPLE           2
 #define PERF_COUNTERSET_FLAG_AGGREGATE          4
@@ -67,7 +72,8 @@ extern "C" {
 /* Notification request codes passed to a PERFLIBREQUEST callback. */
 #define PERF_ADD_COUNTER                        1
 #define PERF_REMOVE_COUNTER                     2
-#define PERF_ENUMERATE_INSTANCES                3
+#define PERF_ENUM_INSTANCES                     3
+#define PERF_ENUMERATE_INSTANCES                PERF_ENUM_INSTANCES     /* our first name */
 #define PERF_COLLECT_START                      5
 #define PERF_COLLECT_END                        6
 #define PERF_FILTER                             9
