@@ -194,7 +194,7 @@ static void instance_errors(void **state)
         assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
         longname[PERF_MAX_INSTANCE_NAME - 1] = 0;       /* 1023 characters: the limit */
         assert_non_null(PerfCreateInstance(h, &multi, longname, 0));
-        assert_int_equal(GetLastError(), ERROR_SUCCESS);
+        assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);      /* left alone */
 
         assert_non_null(PerfCreateInstance(h, &multi, L"a", 1));
         assert_null(PerfCreateInstance(h, &multi, L"a", 1));
@@ -277,8 +277,9 @@ static void query_and_delete(void **state)
         add_cset(h, &multi, PERF_COUNTERSET_MULTI_INSTANCES);
         PPERF_COUNTERSET_INSTANCE i = PerfCreateInstance(h, &multi, L"q", 3);
         assert_non_null(i);
+        SetLastError(1234);
         assert_ptr_equal(PerfQueryInstance(h, &multi, L"q", 3), i);
-        assert_int_equal(GetLastError(), ERROR_SUCCESS);
+        assert_int_equal(GetLastError(), 1234);
         assert_null(PerfQueryInstance(h, &multi, L"q", 4));
         assert_int_equal(GetLastError(), ERROR_NOT_FOUND);
         assert_null(PerfQueryInstance(h, &unknown, L"q", 3));
