@@ -13,7 +13,10 @@
  * template is 0 (what Windows ctrpp emits for user-mode providers),
  * PerfSetCounterSetInfo lays the counters out itself, in template order, each
  * aligned to its own size: the layout of a C struct with those members in
- * that order.  See docs/segment-format.md.
+ * that order.  It does the same, as Windows does, when the template's offsets
+ * are misaligned or overlap.  A value's width (4 or 8 bytes) comes from the
+ * size bits of its Type; Size is the room the counter takes, and is ignored
+ * for PERF_ATTRIB_BY_REFERENCE counters.  See docs/segment-format.md.
  */
 #ifndef PERFLIB_PERFLIB_H
 #define PERFLIB_PERFLIB_H
