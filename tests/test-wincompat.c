@@ -251,6 +251,33 @@ static void usable_offsets_stand(void **state)
         assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
+/* Text counters of odd Sizes are laid out too, between aligned numbers. */
+static void odd_text_sizes(void **state)
+{
+        HANDLE h = start();
+        struct tmpl t = tmpl_of(&set_a, &prov, 4);
+        struct pl_reader *r = NULL;
+        const struct pl_counterset *c;
+
+        (void) state;
+        t.ctr[1].Type = t.ctr[2].Type = PERF_SIZE_VARIABLE_LEN | PERF_TYPE_TEXT;
+        t.ctr[1].Size = 3;
+        t.ctr[2].Size = 6;
+        assert_int_equal(PerfSetCounterSetInfo(h, &t.set, sizeof(t)), ERROR_SUCCESS);
+        PPERF_COUNTERSET_INSTANCE i = PerfCreateInstance(h, &set_a, L"text", 0);
+        assert_non_null(i);
+        assert_int_equal(PerfSetULongCounterValue(h, i, 4, 44), ERROR_SUCCESS);
+        assert_int_equal(tu_open_only_provider(1.0, &r), 0);
+        struct pl_snapshot *s = read_back(r, &set_a, &c);
+        assert_int_equal(c->counters[1].offset, 4);
+        assert_int_equal(c->counters[2].offset, 8);
+        assert_int_equal(c->counters[3].offset, 16);
+        assert_int_equal(s->instances[0].values[3], 44);
+        pl_snapshot_free(s);
+        pl_reader_close(r);
+        assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
 /* Successful calls leave the thread's last error as it was (Wine's test checks it). */
 static void last_error_left_alone(void **state)
 {
@@ -342,6 +369,7 @@ int main(void)
                 TU_TEST(plain_counter_larger_size),
                 TU_TEST(unusable_offsets),
                 TU_TEST(usable_offsets_stand),
+                TU_TEST(odd_text_sizes),
                 TU_TEST(last_error_left_alone),
                 TU_TEST(enum_instances_name),
                 cmocka_unit_test(provider_type_constants),

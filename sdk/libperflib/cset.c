@@ -78,9 +78,10 @@ static bool valid_counter(const PERF_COUNTER_INFO *ci, struct place *ret_pl)
                !(ci->Attrib & ~KNOWN_ATTRIBS) && ci->Scale >= -10 && ci->Scale <= 10;
 }
 
+/* A power of two, as pl_align_up needs: a 3-byte text counter is aligned to 2, not 3. */
 static uint32_t natural_align(uint32_t size)
 {
-        return size >= 8 ? 8 : size == 0 ? 1 : size;
+        return size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
 }
 
 /* As a C struct member of the counter's room: 8 for a ULONGLONG room holding a ULONG value. */
