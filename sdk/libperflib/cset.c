@@ -28,61 +28,125 @@ static bool valid_instance_type(ULONG t)
         }
 }
 
-/* The size a counter's value must have, from the size bits of its type. */
-static bool valid_size(const PERF_COUNTER_INFO *ci)
+/* A counter's place in the data block. */
+struct place {
+        uint32_t width;         /* bytes of the value, from the type */
+        uint32_t room;          /* bytes the counter takes */
+        uint32_t offset;
+};
+
+/*
+ * The value's width comes from the size bits of the type, as every Windows
+ * reader takes it (PerfSetCounterRefValue's documentation: "depending on the
+ * counter type, the pointer must reference a 4-byte or 8-byte unsigned
+ * integer").  Size is the room the template gives the counter: real
+ * templates pass more than the width (Service Fabric sizeof(LONGLONG) for a
+ * 32-bit raw count), so it may exceed the width but not fall short of it.
+ * A by-reference counter holds only the copied value here, so its Size
+ * (sizeof(LPVOID) from ctrpp -legacy, sizeof(PERF_COUNTER_INFO) from Wine's
+ * test) is not looked at.
+ */
+static bool place_counter(const PERF_COUNTER_INFO *ci, struct place *ret_pl)
 {
+        bool by_ref = ci->Attrib & PERF_ATTRIB_BY_REFERENCE;
+        uint32_t w;
+
         switch (ci->Type & PERF_SIZE_VARIABLE_LEN) {
         case PERF_SIZE_DWORD:
-                return ci->Size == 4;
+                w = 4;
+                break;
         case PERF_SIZE_LARGE:
-                return ci->Size == 8;
+                w = 8;
+                break;
         case PERF_SIZE_ZERO:
-                return ci->Size == 0;
+                w = 0;
+                break;
         default:
-                return ci->Size > 0 && ci->Size <= MAX_TEXT_SIZE &&
-                       !(ci->Attrib & PERF_ATTRIB_BY_REFERENCE);
+                if (ci->Size == 0 || ci->Size > MAX_TEXT_SIZE)
+                        return false;
+                w = ci->Size;
         }
+        if (by_ref ? w != 4 && w != 8 : ci->Size < w)
+                return false;
+        *ret_pl = (struct place) { .width = w, .room = by_ref ? w : ci->Size };
+        return true;
 }
 
-static bool valid_counter(const PERF_COUNTER_INFO *ci)
+static bool valid_counter(const PERF_COUNTER_INFO *ci, struct place *ret_pl)
 {
-        return ci->CounterId != PERF_WILDCARD_COUNTER && valid_size(ci) &&
+        return ci->CounterId != PERF_WILDCARD_COUNTER && place_counter(ci, ret_pl) &&
                !(ci->Attrib & ~KNOWN_ATTRIBS) && ci->Scale >= -10 && ci->Scale <= 10;
 }
 
+/* A power of two, as pl_align_up needs: a 3-byte text counter is aligned to 2, not 3. */
 static uint32_t natural_align(uint32_t size)
 {
-        return size >= 8 ? 8 : size == 0 ? 1 : size;
+        return size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+}
+
+/* As a C struct member of the counter's room: 8 for a ULONGLONG room holding a ULONG value. */
+static uint32_t own_align(const struct place *pl)
+{
+        if (pl->width != 4 && pl->width != 8)
+                return natural_align(pl->room);
+        return pl->room >= 8 ? 8 : pl->width;
+}
+
+/* Our layout: template order, each counter aligned by own_align. */
+static uint64_t layout_own(struct place *pl, uint32_t n)
+{
+        uint64_t end = 0;
+
+        for (uint32_t i = 0; i < n && end <= PL_SEG_MAX_DATA_SIZE; i++) {
+                uint64_t off = pl_align_up(end, own_align(&pl[i]));
+                pl[i].offset = (uint32_t) off;
+                end = off + pl[i].room;
+        }
+        return end;
+}
+
+/* The template's offsets, when every value is aligned to its width and no two counters overlap. */
+static bool layout_given(const PERF_COUNTER_INFO *ci, struct place *pl, uint32_t n,
+                         uint64_t *ret_end)
+{
+        uint64_t end = 0;
+
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t off = ci[i].Offset;
+                if (off % natural_align(pl[i].width) != 0)
+                        return false;
+                for (uint32_t j = 0; j < i && pl[i].room; j++)
+                        if (pl[j].room && off < (uint64_t) pl[j].offset + pl[j].room &&
+                            pl[j].offset < off + pl[i].room)
+                                return false;
+                pl[i].offset = (uint32_t) off;
+                if (off + pl[i].room > end)
+                        end = off + pl[i].room;
+        }
+        *ret_end = end;
+        return true;
 }
 
 /*
- * All offsets 0 (Windows ctrpp's user-mode output): lay the counters out in
- * order, each aligned to its size, i.e. as a C struct of them.  Otherwise the
- * template's offsets stand and must be aligned and must not overlap.
- * Returns the data size (a multiple of 8), or 0 for an invalid layout.
+ * Windows ignores an Offset it cannot use (Wine's test passes 0xdeadbeef and
+ * gets the counters laid out one after the other): all offsets 0 (Windows
+ * ctrpp's user-mode output), misaligned, overlapping or out of bounds, the
+ * counters get our layout.  Otherwise the template's offsets stand, so that
+ * a provider writing its own data struct finds its members where it put
+ * them.  Returns the data size (a multiple of 8), or 0 when the counters do
+ * not fit in an instance.
  */
-static uint32_t layout(const PERF_COUNTER_INFO *ci, uint32_t n, uint32_t *offsets)
+static uint32_t layout(const PERF_COUNTER_INFO *ci, struct place *pl, uint32_t n)
 {
         bool all_zero = true;
         uint64_t end = 0;
 
         for (uint32_t i = 0; i < n; i++)
                 all_zero = all_zero && ci[i].Offset == 0;
-        for (uint32_t i = 0; i < n; i++) {
-                uint32_t a = natural_align(ci[i].Size);
-                uint64_t off = all_zero ? pl_align_up(end, a) : ci[i].Offset;
-                if (off % a != 0)
-                        return 0;
-                for (uint32_t j = 0; !all_zero && j < i; j++)
-                        if (off < (uint64_t) offsets[j] + ci[j].Size &&
-                            offsets[j] < off + ci[i].Size && ci[i].Size && ci[j].Size)
-                                return 0;
-                offsets[i] = (uint32_t) off;
-                if (off + ci[i].Size > end)
-                        end = off + ci[i].Size;
-                if (end > PL_SEG_MAX_DATA_SIZE)
-                        return 0;
-        }
+        if (all_zero || !layout_given(ci, pl, n, &end) || end > PL_SEG_MAX_DATA_SIZE)
+                end = layout_own(pl, n);
+        if (end > PL_SEG_MAX_DATA_SIZE)
+                return 0;
         end = pl_align_up(end, PL_SEG_ALIGN);
         return end == 0 ? PL_SEG_ALIGN : (uint32_t) end;
 }
@@ -136,22 +200,22 @@ static struct pl_cset *cset_new(struct pl_provider *p, const PERF_COUNTERSET_INF
 /* Fills the private counter table; ERROR_INVALID_PARAMETER on any bad counter. */
 static ULONG cset_fill(struct pl_provider *p, struct pl_cset *c, const PERF_COUNTER_INFO *ci)
 {
-        uint32_t *offsets = pl_alloc(p, sizeof(uint32_t) * c->num_counters);
+        struct place *pl = pl_alloc(p, sizeof(*pl) * c->num_counters);
         ULONG err = ERROR_INVALID_PARAMETER;
 
-        if (!offsets)
+        if (!pl)
                 return ERROR_OUTOFMEMORY;
         for (uint32_t i = 0; i < c->num_counters; i++)
-                if (!valid_counter(&ci[i]))
+                if (!valid_counter(&ci[i], &pl[i]))
                         goto out;
-        c->data_size = layout(ci, c->num_counters, offsets);
+        c->data_size = layout(ci, pl, c->num_counters);
         if (c->data_size == 0)
                 goto out;
         for (uint32_t i = 0; i < c->num_counters; i++) {
                 struct pl_counter *k = &c->counters[i];
                 k->id = ci[i].CounterId;
-                k->size = ci[i].Size;
-                k->offset = (uint32_t) sizeof(PERF_COUNTERSET_INSTANCE) + offsets[i];
+                k->size = pl[i].width;
+                k->offset = (uint32_t) sizeof(PERF_COUNTERSET_INSTANCE) + pl[i].offset;
                 k->ref_index = PL_SEG_NO_REF;
                 if (ci[i].Attrib & PERF_ATTRIB_BY_REFERENCE) {
                         k->ref_index = c->num_refs;
@@ -162,7 +226,7 @@ static ULONG cset_fill(struct pl_provider *p, struct pl_cset *c, const PERF_COUN
         }
         err = ERROR_SUCCESS;
 out:
-        pl_free(p, offsets);
+        pl_free(p, pl);
         return err;
 }
 
@@ -187,7 +251,7 @@ static ULONG cset_publish(struct pl_provider *p, struct pl_cset *c, const PERF_C
                         .id = ci[i].CounterId,
                         .type = ci[i].Type,
                         .attrib = ci[i].Attrib,
-                        .size = ci[i].Size,
+                        .size = c->counters[i].size,
                         .detail_level = ci[i].DetailLevel,
                         .scale = ci[i].Scale,
                         .offset = c->counters[i].offset - (uint32_t) sizeof(PERF_COUNTERSET_INSTANCE),
@@ -207,8 +271,8 @@ static ULONG check_template(struct pl_provider *p, const PERF_COUNTERSET_INFO *t
         if (t->NumCounters == 0 || t->NumCounters > PL_SEG_MAX_COUNTERS ||
             size < sizeof(*t) + (uint64_t) t->NumCounters * sizeof(PERF_COUNTER_INFO))
                 return ERROR_INVALID_PARAMETER;
-        if (memcmp(&t->ProviderGuid, &p->guid, sizeof(GUID)) != 0 ||
-            !valid_instance_type(t->InstanceType))
+        /* ProviderGuid is not checked: Windows accepts another provider's (Wine's test). */
+        if (!valid_instance_type(t->InstanceType))
                 return ERROR_INVALID_PARAMETER;
         for (uint32_t i = 0; i < p->n_csets; i++)
                 if (memcmp(&p->csets[i]->guid, &t->CounterSetGuid, sizeof(GUID)) == 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The calling thread's last error (GetLastError, SetLastError), as Windows
- * keeps it: the instance calls report why they returned NULL through it.
+ * keeps it: the instance calls report why they returned NULL through it,
+ * and leave it alone when they succeed.
  */
 #include "perflib.h"
 

@@ -348,7 +348,6 @@ static PPERF_COUNTERSET_INSTANCE create_locked(struct pl_provider *p, struct pl_
         p->index[pos] = slot + 1;
         p->index_count++;
         c->live++;
-        SetLastError(ERROR_SUCCESS);
         return (PPERF_COUNTERSET_INSTANCE) (p->base + off + sizeof(struct pl_seg_instance));
 }
 
@@ -402,7 +401,8 @@ PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, LPCGUID Count
                 uint32_t pos = p->index ? index_probe(p, &k, &found) : 0;
                 if (found)
                         r = (PPERF_COUNTERSET_INSTANCE) (slot_block(p, p->index[pos] - 1) + 1);
-                SetLastError(found ? ERROR_SUCCESS : ERROR_NOT_FOUND);
+                else
+                        SetLastError(ERROR_NOT_FOUND);
         }
         pthread_mutex_unlock(&p->lock);
         return r;
@@ -419,9 +419,7 @@ static PPERF_COUNTERSET_INSTANCE create_utf8(HANDLE h, LPCGUID guid, const char 
         if (r < 0)
                 return SetLastError(r == -ENOMEM ? ERROR_OUTOFMEMORY : ERROR_INVALID_PARAMETER), NULL;
         PPERF_COUNTERSET_INSTANCE inst = fn(h, guid, w, id);
-        DWORD err = GetLastError();
         free(w);
-        SetLastError(err);
         return inst;
 }
 

@@ -13,7 +13,10 @@
  * template is 0 (what Windows ctrpp emits for user-mode providers),
  * PerfSetCounterSetInfo lays the counters out itself, in template order, each
  * aligned to its own size: the layout of a C struct with those members in
- * that order.  See docs/segment-format.md.
+ * that order.  It does the same, as Windows does, when the template's offsets
+ * are misaligned or overlap.  A value's width (4 or 8 bytes) comes from the
+ * size bits of its Type; Size is the room the counter takes, and is ignored
+ * for PERF_ATTRIB_BY_REFERENCE counters.  See docs/segment-format.md.
  */
 #ifndef PERFLIB_PERFLIB_H
 #define PERFLIB_PERFLIB_H
@@ -34,6 +37,11 @@ extern "C" {
 
 #define PERFLIB_VERSION_MAJOR 0
 #define PERFLIB_VERSION_MINOR 1
+
+/* Provider types, as Windows' perflib.h has them; only user mode exists here. */
+#define PERF_PROVIDER_USER_MODE                 0
+#define PERF_PROVIDER_KERNEL_MODE               1
+#define PERF_PROVIDER_DRIVER                    2
 
 /* Counterset instance types (InstanceType of PERF_COUNTERSET_INFO). */
 #define PERF_COUNTERSET_FLAG_MULTIPLE           2
@@ -67,7 +75,8 @@ extern "C" {
 /* Notification request codes passed to a PERFLIBREQUEST callback. */
 #define PERF_ADD_COUNTER                        1
 #define PERF_REMOVE_COUNTER                     2
-#define PERF_ENUMERATE_INSTANCES                3
+#define PERF_ENUM_INSTANCES                     3
+#define PERF_ENUMERATE_INSTANCES                PERF_ENUM_INSTANCES     /* our first name */
 #define PERF_COLLECT_START                      5
 #define PERF_COLLECT_END                        6
 #define PERF_FILTER                             9
