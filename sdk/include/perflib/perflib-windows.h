@@ -31,7 +31,8 @@
  *                       of ctrpp.exe's headers, never emits a copy and links
  *                       from any number of translation units; in a C header
  *                       write `static FORCEINLINE` or `EXTERN_C FORCEINLINE`,
- *                       not FORCEINLINE alone (that emits one copy per unit)
+ *                       not FORCEINLINE alone (that emits an external
+ *                       copy in every unit, and the copies collide at link)
  *   UNREFERENCED_PARAMETER(P)  ((void)(P)), which -Wunused-value accepts
  *   IN, OUT, OPTIONAL and the SAL annotations: nothing, as with a compiler
  *                       that does not check them
@@ -51,7 +52,8 @@
  * prototypes, which stay valid unnamed), and for C++ only when the program
  * defines PERFLIB_WINDOWS_SAL_IN_OUT before including this header, having
  * included every C++ standard header it needs first.  The other SAL names
- * (__in_opt, __inout, _In_ ...) clash with nothing and are always defined.
+ * (__in_opt, __inout, _In_ ...) name nothing in glibc's or libstdc++'s
+ * headers and are always defined.
  */
 #ifndef PERFLIB_WINDOWS_H
 #define PERFLIB_WINDOWS_H
