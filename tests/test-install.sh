@@ -20,7 +20,7 @@ pc() { pkg-config --define-variable=prefix="$tmp/root$prefix" "$@" perflib; }
 cflags=$(pc --cflags)
 libs=$(pc --libs)
 libdir=$(pc --variable=libdir)
-for h in perflib.h winperf.h perflib-wintypes.h perflib-description.h; do
+for h in perflib.h winperf.h perflib-wintypes.h perflib-windows.h perflib-description.h; do
         [ -f "$tmp/root$prefix/include/perflib/$h" ] || fail "$h not installed"
 done
 [ ! -e "$tmp/root$prefix/include/perflib/reader.h" ] || fail "internal header installed"
