@@ -46,10 +46,10 @@ static void usage(FILE *f)
                 "                          _strings.c)\n"
                 "  -ch FILE                also write counterset and counter symbol constants\n"
                 "  -prefix PREFIX          prefix the generated function and variable names\n"
-                "  -legacy                 generate the Vista-era PerfAutoInitialize form\n"
+                "  -legacy                 write Vista's BASE.h, BASE.c, BASE.rc and BASE_r.h\n"
+                "                          beside the manifest (PerfAutoInitialize form)\n"
                 "  -MemoryRoutines         CounterInitialize takes memory allocation routines\n"
                 "  -NotificationCallback   CounterInitialize takes a notification callback\n"
-                "  -backcompat             accepted for compatibility; no effect\n"
                 "  -Werror                 treat warnings as errors\n"
                 "  -h, --help              show this help and exit\n"
                 "      --version           show the version and exit\n"
@@ -84,9 +84,13 @@ static int parse_flag(const char *a, struct args *o)
                 o->gen.memory_routines = true;
         else if (opt_is(a, "NotificationCallback"))
                 o->gen.notification_callback = true;
-        else if (opt_is(a, "backcompat"))
-                ;       /* accepted so Windows build files work; nothing here differs */
-        else if (opt_is(a, "Werror"))
+        else if (opt_is(a, "backcompat")) {
+                /* It makes -km code load PCW at run time on Windows before 7: nothing here. */
+                fprintf(stderr, "ctrpp: option '%s' is not supported: it makes kernel-mode (PCW) code "
+                        "load its functions at run time on Windows before 7; Linux has no PCW, "
+                        "so drop it\n", a);
+                return -EINVAL;
+        } else if (opt_is(a, "Werror"))
                 o->werror = true;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-?") == 0) {
                 usage(stdout);
@@ -99,6 +103,19 @@ static int parse_flag(const char *a, struct args *o)
                 return -EINVAL;
         }
         return 0;
+}
+
+/* As Windows' ctrpp: -legacy names its files itself and takes no other output options. */
+static int check_legacy(const struct args *o)
+{
+        const char *clash = o->header ? "-o" : o->resource ? "-rc" : o->counters_header ? "-ch" :
+                            o->gen.prefix ? "-prefix" : NULL;
+
+        if (!o->gen.legacy || !clash)
+                return 0;
+        fprintf(stderr, "ctrpp: -legacy writes BASE.h, BASE.c, BASE.rc and BASE_r.h beside the "
+                "manifest, as Windows' ctrpp does; it cannot be used with %s\n", clash);
+        return -EINVAL;
 }
 
 static int parse_args(int argc, char **argv, struct args *o)
@@ -131,7 +148,7 @@ static int parse_args(int argc, char **argv, struct args *o)
                 fprintf(stderr, "ctrpp: no manifest given\n");
                 return -EINVAL;
         }
-        return 0;
+        return check_legacy(o);
 }
 
 /* "dir/ucs.man" -> "ucs" + suffix, in the current directory; owned by the caller. */
@@ -151,8 +168,24 @@ static char *default_output(const char *manifest, const char *suffix)
         return out;
 }
 
+/* "dir/ucs.man" -> "dir/ucs" + suffix: -legacy writes beside the manifest.  Owned by the caller. */
+static char *legacy_output(const char *manifest, const char *suffix)
+{
+        const char *slash = strrchr(manifest, '/');
+        const char *dot = strrchr(slash ? slash + 1 : manifest, '.');
+        size_t n = dot && dot != (slash ? slash + 1 : manifest) ? (size_t) (dot - manifest)
+                                                                 : strlen(manifest);
+        char *out = NULL;
+
+        if (asprintf(&out, "%.*s%s", (int) n, manifest, suffix) < 0)
+                out = NULL;
+        return out;
+}
+
 static int fill_defaults(struct args *o)
 {
+        if (o->gen.legacy)
+                return 0;
         if (!o->header) {
                 o->header = o->owned[0] = default_output(o->manifest, ".h");
                 if (!o->header)
@@ -219,19 +252,46 @@ static void discard(struct output *outs, size_t n)
                 }
 }
 
+static void free_paths(struct output *outs, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free((char *) outs[i].path);
+}
+
+/* -legacy's four files, in outs[0..3]; their paths are owned by the caller. */
+static int legacy_outputs(const char *manifest, struct output *outs)
+{
+        static const char *const suffix[] = { ".h", ".c", ".rc", "_r.h" };
+        int (*const gen[])(const struct pm_manifest *, const struct gen_options *, FILE *) = {
+                gen_legacy_header, gen_legacy_source, gen_legacy_rc, gen_legacy_ids,
+        };
+
+        for (size_t i = 0; i < 4; i++) {
+                outs[i] = (struct output) { .path = legacy_output(manifest, suffix[i]),
+                                            .gen = gen[i] };
+                if (!outs[i].path) {
+                        free_paths(outs, i);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 static int write_outputs(const struct args *o, const struct pm_manifest *m)
 {
-        struct output outs[3] = {
+        struct output outs[4] = {
                 { .path = o->header, .gen = gen_header },
                 { .path = o->resource, .gen = gen_resource },
                 { .path = o->counters_header, .gen = gen_counters_header },
         };
-        size_t n = o->counters_header ? 3 : 2;
+        size_t n = o->gen.legacy ? 4 : o->counters_header ? 3 : 2;
         struct gen_options g = o->gen;
         int r = 0;
 
-        g.header_name = base_of(o->header);
-        g.resource_name = base_of(o->resource);
+        if (o->gen.legacy && (r = legacy_outputs(o->manifest, outs)) < 0)
+                return r;
+        g.header_name = base_of(outs[0].path);
+        g.resource_name = base_of(outs[1].path);
         g.counters_header_name = o->counters_header ? base_of(o->counters_header) : NULL;
         for (size_t i = 0; i < n && r == 0; i++)
                 if ((r = write_one(&outs[i], m, &g)) < 0)
@@ -250,6 +310,8 @@ static int write_outputs(const struct args *o, const struct pm_manifest *m)
                 printf("ctrpp: wrote %s\n", outs[i].path);
         }
         discard(outs, n);
+        if (o->gen.legacy)
+                free_paths(outs, n);
         return r;
 }
 

@@ -31,7 +31,7 @@
  * no PCW, so kernel-mode manifests get this same user-mode form; the struct
  * types are the provider's own, declared before this header is included.
  *
- * -legacy writes the Vista-era body instead (gen-legacy.c).  Both forms
+ * -legacy writes Vista's four files instead (gen-legacy.c); both forms
  * write their counterset templates with gen-template.c.
  */
 #include <errno.h>
@@ -39,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen-legacy.h"
 #include "gen-template.h"
 #include "gen.h"
 
@@ -131,15 +130,6 @@ static int names_init(struct names *n, const struct pm_provider *p)
 static bool four_arguments(const struct hctx *h, const struct pm_provider *p)
 {
         return p->callback_custom || h->o->notification_callback || h->o->memory_routines;
-}
-
-static bool any_structs(const struct pm_manifest *m)
-{
-        for (size_t i = 0; i < m->n_providers; i++)
-                for (size_t j = 0; j < m->providers[i].n_countersets; j++)
-                        if (pm_uses_structs(&m->providers[i].countersets[j]))
-                                return true;
-        return false;
 }
 
 /* The opening of the leading comment; the caller adds to it and closes it. */
@@ -435,21 +425,6 @@ static const char struct_note[] =
         " * Kernel-mode manifests get this same form, since Linux has no PCW.\n"
         " *\n";
 
-static const char struct_macros[] =
-        "/* n rounded up to a multiple of 8: where the next struct starts. */\n"
-        "#ifndef CTRPP_ALIGN8\n"
-        "#define CTRPP_ALIGN8(n) (((n) + 7) / 8 * 8)\n"
-        "#endif\n"
-        "\n"
-        "/* The field of a counter can hold its value, at an offset perflib accepts. */\n"
-        "#ifndef CTRPP_CHECK_FIELD\n"
-        "#define CTRPP_CHECK_FIELD(type, field, size) \\\n"
-        "        PERFLIB_STATIC_ASSERT(sizeof(((type *) 0)->field) >= (size) && \\\n"
-        "                              offsetof(type, field) % (size) == 0, \\\n"
-        "                              #type \".\" #field \" cannot hold its counter\")\n"
-        "#endif\n"
-        "\n";
-
 static const char *header_file_name(const struct pm_manifest *m, const struct gen_options *o)
 {
         return o->header_name ? o->header_name : gen_base_name(m->file);
@@ -463,10 +438,7 @@ int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f
         const char *name = header_file_name(m, o);
         int r = 0;
 
-        put_banner(&h, name, o->legacy ?
-                   " * The Vista-era form (-legacy): PerfAutoInitialize() starts the provider and\n"
-                   " * sets every counterset's template, PerfAutoCleanup() stops it.\n"
-                   " *\n" :
+        put_banner(&h, name,
                    " * The provider's GUID and handle, one PERF_COUNTERSET_INFO + PERF_COUNTER_INFO\n"
                    " * template per counterset, and CounterInitialize() / CounterCleanup(), which\n"
                    " * start the provider with its countersets and stop it.\n"
@@ -475,7 +447,7 @@ int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f
               " * C or C++: its variables are weak definitions (CTRPP_SELECTANY, Linux's\n"
               " * DECLSPEC_SELECTANY) and its functions are static inline.\n"
               " *\n", f);
-        if (any_structs(m))
+        if (pm_any_structs(m))
                 fputs(struct_note, f);
         fputs(" * Build against perflib: pkg-config --cflags --libs perflib.\n */\n", f);
         fputs("#ifndef ", f);
@@ -484,15 +456,12 @@ int gen_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f
         put_guard(f, name);
         fputs("\n\n#include <errno.h>\n#include <stddef.h>\n\n#include <perflib.h>\n\n", f);
         put_selectany(f);
-        if (any_structs(m))
-                fputs(struct_macros, f);
+        if (pm_any_structs(m))
+                pm_put_struct_macros(f);
         fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", f);
         put_counter_defines(f, m);
-        if (o->legacy)
-                r = pm_put_legacy_body(&h);
-        else
-                for (size_t i = 0; i < m->n_providers && r == 0; i++)
-                        r = put_provider(&h, &m->providers[i]);
+        for (size_t i = 0; i < m->n_providers && r == 0; i++)
+                r = put_provider(&h, &m->providers[i]);
         pm_scratch_done(&scratch);
         if (r < 0)
                 return r;

@@ -201,8 +201,6 @@ static void put_provider(const struct rctx *r, const struct pm_provider *p)
 
 int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE *f)
 {
-        bool oom = false;
-        struct rctx r = { .m = m, .prefix = o->prefix ? o->prefix : "", .f = f, .oom = &oom };
         const char *name = o->resource_name ? o->resource_name : "strings.c";
 
         fprintf(f,
@@ -220,6 +218,14 @@ int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE 
                 "\n"
                 "#include <perflib.h>\n"
                 "\n", name, gen_base_name(m->file));
+        return gen_put_descriptions(m, o->prefix, f);
+}
+
+int gen_put_descriptions(const struct pm_manifest *m, const char *prefix, FILE *f)
+{
+        bool oom = false;
+        struct rctx r = { .m = m, .prefix = prefix ? prefix : "", .f = f, .oom = &oom };
+
         fputs(types, f);
         for (size_t i = 0; i < m->n_providers; i++)
                 put_provider(&r, &m->providers[i]);

@@ -247,3 +247,34 @@ void pm_put_field_checks(const struct hctx *h, const struct pm_counterset *cs)
                         fprintf(h->f, "CTRPP_CHECK_FIELD(%s, %s, %u);\n", s->type, c->field, c->size);
         }
 }
+
+/* ---- the macros struct-laid-out templates use ---- */
+
+bool pm_any_structs(const struct pm_manifest *m)
+{
+        for (size_t i = 0; i < m->n_providers; i++)
+                for (size_t j = 0; j < m->providers[i].n_countersets; j++)
+                        if (pm_uses_structs(&m->providers[i].countersets[j]))
+                                return true;
+        return false;
+}
+
+static const char struct_macros[] =
+        "/* n rounded up to a multiple of 8: where the next struct starts. */\n"
+        "#ifndef CTRPP_ALIGN8\n"
+        "#define CTRPP_ALIGN8(n) (((n) + 7) / 8 * 8)\n"
+        "#endif\n"
+        "\n"
+        "/* The field of a counter can hold its value, at an offset perflib accepts. */\n"
+        "#ifndef CTRPP_CHECK_FIELD\n"
+        "#define CTRPP_CHECK_FIELD(type, field, size) \\\n"
+        "        PERFLIB_STATIC_ASSERT(sizeof(((type *) 0)->field) >= (size) && \\\n"
+        "                              offsetof(type, field) % (size) == 0, \\\n"
+        "                              #type \".\" #field \" cannot hold its counter\")\n"
+        "#endif\n"
+        "\n";
+
+void pm_put_struct_macros(FILE *f)
+{
+        fputs(struct_macros, f);
+}

@@ -39,5 +39,9 @@ bool pm_uses_structs(const struct pm_counterset *cs);
 int pm_put_counter_info(const struct hctx *h, const struct pm_counterset *cs,
                      const struct pm_counter *c, bool structs, uint32_t *tail);
 void pm_put_field_checks(const struct hctx *h, const struct pm_counterset *cs);
+/* Whether any counterset of m is laid out by <structs>. */
+bool pm_any_structs(const struct pm_manifest *m);
+/* CTRPP_ALIGN8 and CTRPP_CHECK_FIELD, which such templates use. */
+void pm_put_struct_macros(FILE *f);
 
 #endif

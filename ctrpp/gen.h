@@ -29,6 +29,21 @@ int gen_counters_header(const struct pm_manifest *m, const struct gen_options *o
 /* The resource file (-rc): C data carrying every string and the metadata. */
 int gen_resource(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
 
+/*
+ * Every provider's <prefix><Provider>_Description (gen-resource.c): the
+ * resource file's data, which -legacy writes into its .c file instead.
+ */
+int gen_put_descriptions(const struct pm_manifest *m, const char *prefix, FILE *f);
+
+/*
+ * -legacy (gen-legacy.c): the files Windows Vista's ctrpp writes, named
+ * after the manifest (<base>.h, <base>.c, <base>.rc, <base>_r.h).
+ */
+int gen_legacy_header(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+int gen_legacy_source(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+int gen_legacy_rc(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+int gen_legacy_ids(const struct pm_manifest *m, const struct gen_options *o, FILE *f);
+
 /* ---- shared writers (gen-util.c) ---- */
 
 /* The last path component; "manifest" for NULL.  Borrows from path. */

@@ -482,17 +482,25 @@ static void test_header_legacy(void **state)
 {
         struct pm_manifest *m = usermode_example();
         struct gen_options o = options();
-        char *h;
+        char *h, *c;
 
         (void) state;
         o.legacy = true;
-        h = render(gen_header, m, &o);
-        assert_has(h, "CTRPP_SELECTANY GUID ProviderGuid_example_usermode_1 =");
+        h = render(gen_legacy_header, m, &o);
+        assert_has(h, "#define PROVIDER_GUID_example_usermode_1 {");
+        assert_has(h, "GUID ProviderGuid_example_usermode_1 = PROVIDER_GUID_example_usermode_1;\n");
+        assert_has(h, "#define CTRSET_GUID_example_usermode_1_2 {");
         assert_has(h, "} CTRSET_example_usermode_1_2, *PCTRSET_example_usermode_1_2;\n");
-        assert_has(h, "CTRPP_SELECTANY HANDLE hDataSource_example_usermode_1 = NULL;\n");
-        assert_has(h, "static inline ULONG\nPerfAutoInitialize(void)\n");
-        assert_has(h, "static inline ULONG\nPerfAutoCleanup(void)\n");
+        assert_has(h, "#ifdef __INIT_example_usermode_IMP\nHANDLE hDataSource_example_usermode_1 = NULL;\n");
+        assert_has(h, "ULONG PerfAutoInitialize(void);\nULONG PerfAutoCleanup(void);\n");
+        assert_lacks(h, "static inline");
         assert_lacks(h, "CounterInitialize");
+        c = render(gen_legacy_source, m, &o);
+        assert_has(c, "#define __INIT_example_usermode_IMP\n");
+        assert_has(c, "ULONG\nPerfAutoInitialize(void)\n");
+        assert_has(c, "ULONG\nPerfAutoCleanup(void)\n");
+        assert_has(c, "pl_set_provider_description(hDataSource_example_usermode_1, &");
+        free(c);
         free(h);
         pm_manifest_free(m);
 }

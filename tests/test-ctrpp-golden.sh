@@ -46,7 +46,6 @@ check() {
 
 check usermode spec/example-usermode.man
 check kernelmode spec/example-kernelmode.man
-check usermode-legacy spec/example-usermode.man -legacy
 check usermode-prefixed spec/example-usermode.man -prefix My -ch usermode-prefixed_counters.h \
         -NotificationCallback
 check ucs corpus/microsoft__Windows-classic-samples__ucs.cpp.man
