@@ -39,6 +39,7 @@
 #include "pcq.h"
 #include "perflib.h"
 #include "perflib-description.h"
+#include "daemonutil.h"
 #include "testutil.h"
 
 #define G(n) { 0x7c0e0000 + n, 0x1, 0x2, { 1, 3, 5, 7, 9, 11, 13, 15 } }
@@ -860,6 +861,34 @@ static void check_totals(pcq_counter *all, const char *set, double sum, double a
 }
 
 /*
+ * On the wire the server still answers as MS-PCQ says for the type: every
+ * instance, for the client to aggregate.  Each _PERF_INSTANCE_HEADER block
+ * is Size (8 + the UTF-16LE name with its NUL, rounded up to 8: 16 for
+ * "p1", never the 8 + 12 of the segment's UTF-32 name), InstanceId, the
+ * name, zero padding.
+ */
+static void check_pool_on_the_wire(pcq_conn *c)
+{
+        static const uint8_t name[6] = { 'p', 0, '0', 0, 0, 0 };
+        struct pcq_buf b = { 0 };
+
+        assert_int_equal(pcq_enum_instances(c, &pool, &b), ERROR_SUCCESS);
+        assert_int_equal(b.size, 32);
+        for (uint32_t off = 0; off < b.size; off += 16) {
+                uint32_t id = du_le32(b.data + off + 4);
+                uint8_t want[6];
+
+                memcpy(want, name, sizeof(want));
+                want[2] = (uint8_t) ('0' + id);
+                assert_int_equal(du_le32(b.data + off), 16);
+                assert_true(id == 1 || id == 2);
+                assert_memory_equal(b.data + off + 8, want, sizeof(want));
+                assert_int_equal(b.data[off + 14] | b.data[off + 15], 0);
+        }
+        pcq_buf_done(&b);
+}
+
+/*
  * A globalAggregate set is single-instance to its readers, as Microsoft
  * documents it and Windows clients show it: listed with no instance part,
  * and read as one value, the aggregate over every instance the providers
@@ -893,6 +922,7 @@ static void test_global_aggregate_single(void **state)
         assert_int_equal(pcq_expand_path(c, "\\Pool(*)\\Size", &paths), ERROR_SUCCESS);
         assert_int_equal(count(paths), 3);                     /* p1, p2, _Total */
         pcq_strv_free(paths);
+        check_pool_on_the_wire(c);
 
         assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
         size = add(q, "\\Pool\\Size");
