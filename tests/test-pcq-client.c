@@ -39,6 +39,7 @@
 #include "pcq.h"
 #include "perflib.h"
 #include "perflib-description.h"
+#include "daemonutil.h"
 #include "testutil.h"
 
 #define G(n) { 0x7c0e0000 + n, 0x1, 0x2, { 1, 3, 5, 7, 9, 11, 13, 15 } }
@@ -432,11 +433,15 @@ static void test_list_and_expand(void **state)
         assert_true(has(v, "\\Worker Queue(w1#1)\\Queue Length"));
         assert_true(has(v, "\\Worker Queue(w2)\\Items/sec"));
         pcq_strv_free(v);
-        /* Single-instance and aggregate sets. */
+        /* Single-instance sets, and global aggregate ones listed as Windows does: alike. */
         assert_int_equal(pcq_list_paths(c, NULL, true, &v), ERROR_SUCCESS);
         assert_true(has(v, "\\System Stats\\Threads"));
-        assert_true(has(v, "\\Pool(p1)\\Size"));
-        assert_true(has(v, "\\Pool(_Total)\\Size"));
+        assert_true(has(v, "\\Pool\\Size"));
+        assert_false(has(v, "\\Pool(p1)\\Size"));
+        assert_false(has(v, "\\Pool(_Total)\\Size"));
+        assert_true(has(v, "\\Agg History\\Sum"));
+        assert_true(has(v, "\\Agg Multi(a)\\Sum"));
+        assert_true(has(v, "\\Agg Multi(_Total)\\Sum"));
         pcq_strv_free(v);
         assert_int_equal(pcq_list_paths(c, "Nope", false, &v), PDH_CSTATUS_NO_OBJECT);
 
@@ -853,6 +858,90 @@ static void check_totals(pcq_counter *all, const char *set, double sum, double a
                 if (value_at(all, path) != want[i])
                         fail_msg("%s: %g, expected %g", path, value_at(all, path), want[i]);
         }
+}
+
+/*
+ * On the wire the server still answers as MS-PCQ says for the type: every
+ * instance, for the client to aggregate.  Each _PERF_INSTANCE_HEADER block
+ * is Size (8 + the UTF-16LE name with its NUL, rounded up to 8: 16 for
+ * "p1", never the 8 + 12 of the segment's UTF-32 name), InstanceId, the
+ * name, zero padding.
+ */
+static void check_pool_on_the_wire(pcq_conn *c)
+{
+        static const uint8_t name[6] = { 'p', 0, '0', 0, 0, 0 };
+        struct pcq_buf b = { 0 };
+
+        assert_int_equal(pcq_enum_instances(c, &pool, &b), ERROR_SUCCESS);
+        assert_int_equal(b.size, 32);
+        for (uint32_t off = 0; off < b.size; off += 16) {
+                uint32_t id = du_le32(b.data + off + 4);
+                uint8_t want[6];
+
+                memcpy(want, name, sizeof(want));
+                want[2] = (uint8_t) ('0' + id);
+                assert_int_equal(du_le32(b.data + off), 16);
+                assert_true(id == 1 || id == 2);
+                assert_memory_equal(b.data + off + 8, want, sizeof(want));
+                assert_int_equal(b.data[off + 14] | b.data[off + 15], 0);
+        }
+        pcq_buf_done(&b);
+}
+
+/*
+ * A globalAggregate set is single-instance to its readers, as Microsoft
+ * documents it and Windows clients show it: listed with no instance part,
+ * and read as one value, the aggregate over every instance the providers
+ * created (Pool: p1 = 10, p2 = 20, Size summed).  Its instances stay
+ * reachable by name, our extension.
+ */
+static void test_global_aggregate_single(void **state)
+{
+        pcq_conn *c = connect_local();
+        const struct pcq_value *v;
+        pcq_counter *size, *hist;
+        pcq_query *q;
+        char **paths;
+        size_t n;
+
+        (void) state;
+        wait_for_provider(c);
+        assert_int_equal(pcq_list_paths(c, "Pool", false, &paths), ERROR_SUCCESS);
+        assert_int_equal(count(paths), 1);
+        assert_string_equal(paths[0], "\\Pool\\Size");
+        pcq_strv_free(paths);
+        assert_int_equal(pcq_list_paths(c, "Agg Global", true, &paths), ERROR_SUCCESS);
+        assert_int_equal(count(paths), 4);
+        assert_true(has(paths, "\\Agg Global\\Max"));
+        pcq_strv_free(paths);
+        assert_int_equal(pcq_validate_path(c, "\\Pool\\Size"), ERROR_SUCCESS);
+        assert_int_equal(pcq_expand_path(c, "\\Pool\\Size", &paths), ERROR_SUCCESS);
+        assert_int_equal(count(paths), 1);
+        assert_string_equal(paths[0], "\\Pool\\Size");
+        pcq_strv_free(paths);
+        assert_int_equal(pcq_expand_path(c, "\\Pool(*)\\Size", &paths), ERROR_SUCCESS);
+        assert_int_equal(count(paths), 3);                     /* p1, p2, _Total */
+        pcq_strv_free(paths);
+        check_pool_on_the_wire(c);
+
+        assert_int_equal(pcq_query_new(c, &q), ERROR_SUCCESS);
+        size = add(q, "\\Pool\\Size");
+        hist = add(q, "\\Agg History\\*");
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_int_equal(pcq_counter_values(size, 0, &v, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_null(v[0].instance);
+        assert_string_equal(v[0].path, "\\Pool\\Size");
+        assert_true(v[0].status == PDH_CSTATUS_VALID_DATA && v[0].value == 30);
+        assert_int_equal(n_items(hist), 4);
+        assert_true(value_at(hist, "\\Agg History\\Sum") == 90);
+        assert_true(value_at(hist, "\\Agg History\\Min") == 10);
+        /* The same values one collect later, with the paths kept. */
+        assert_int_equal(pcq_query_collect(q), ERROR_SUCCESS);
+        assert_true(value_at(size, "\\Pool\\Size") == 30);
+        assert_true(value_at(hist, "\\Agg History\\Max") == 60);
+        pcq_query_free(q);
+        pcq_conn_free(c);
 }
 
 /*
@@ -1542,6 +1631,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_enumerate_and_names),
                 cmocka_unit_test(test_list_and_expand),
+                cmocka_unit_test(test_global_aggregate_single),
                 cmocka_unit_test(test_errors_name_the_part),
                 cmocka_unit_test(test_query_values),
                 cmocka_unit_test(test_total_and_churn),

@@ -133,9 +133,16 @@ run 0 -qx "Typeperf Workers"
 same "$tmp/out" "$workers_qx" "-qx Typeperf Workers"
 run 0 --query-instances="Typeperf Workers"
 same "$tmp/out" "$workers_qx" "--query-instances="
+# A globalAggregate set is single-instance to its readers, as on Windows:
+# one path (its value, the total over the providers' instances, below).
+run 0 -q "Typeperf Pool"
+same "$tmp/out" '\Typeperf Pool\Size' "-q Typeperf Pool"
+run 0 -qx "Typeperf Pool"
+same "$tmp/out" '\Typeperf Pool\Size' "-qx Typeperf Pool"
 run 0 -q
 same "$tmp/out" "$test_paths
 $workers_q
+\Typeperf Pool\Size
 $installed_q" "-q"
 run 0 -q "My LogicalDisk"
 same "$tmp/out" '\My LogicalDisk(*)\My Free Megabytes
@@ -228,6 +235,10 @@ values "$tmp/out" CSV 2 2
 run 0 -SC 1 '\Typeperf Test\Hit Ratio' -Si 00:00.2 -s "127.0.0.1:$port"
 check CSV "$tmp/out" 1 "\\\\127.0.0.1:$port\\Typeperf Test\\Hit Ratio"
 values "$tmp/out" CSV 1 37.5
+# The globalAggregate set's one value: p1 + p2, no instance in the path.
+run 0 '\Typeperf Pool\Size' -si 0.2 -sc 1
+check CSV "$tmp/out" 1 "$h\\Typeperf Pool\\Size"
+values "$tmp/out" CSV 1 30
 
 # ---- -o and -y ----
 out="$tmp/samples.csv"

@@ -41,6 +41,7 @@
 static GUID provider_guid = CSET_DATA(0x01);
 static const GUID test_guid = CSET_DATA(0x02);
 static const GUID workers_guid = CSET_DATA(0x03);
+static const GUID pool_guid = CSET_DATA(0x04);
 
 enum { TICKS = 1, HIT, HIT_BASE, BYTES, BYTES_BASE, UPTIME, NOW, FREQ };
 
@@ -71,10 +72,21 @@ static struct {
         { { 1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, 0 } },
 };
 
+/* globalAggregate: instances p1 = 10 and p2 = 20, which a reader sees as one Size of 30. */
+static struct {
+        PERF_COUNTERSET_INFO CounterSet;
+        PERF_COUNTER_INFO Counters[1];
+} pool_template = {
+        { CSET_DATA(0x04), CSET_DATA(0x01), 1, PERF_COUNTERSET_SINGLE_AGGREGATE },
+        { { 1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, 0 } },
+};
+
 /* What ctrpp would write from a manifest: the names perflibd serves. */
-#define C(id, type, attrib, size, base, ptime, pfreq, name)                             \
-        { id, type, attrib, size, PERF_DETAIL_NOVICE, 0, CTRPP_NO_AGGREGATE, base, ptime, \
+#define CA(id, type, attrib, size, agg, base, ptime, pfreq, name)                      \
+        { id, type, attrib, size, PERF_DETAIL_NOVICE, 0, agg, base, ptime,              \
           pfreq, CTRPP_NO_ID, 0, 0, NULL, NULL, name, name " help" }
+#define C(id, type, attrib, size, base, ptime, pfreq, name)                             \
+        CA(id, type, attrib, size, CTRPP_NO_AGGREGATE, base, ptime, pfreq, name)
 static const struct ctrpp_counter_desc test_counters[] = {
         C(TICKS, PERF_COUNTER_BULK_COUNT, 0, 8, CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, "Ticks/sec"),
         C(HIT, PERF_RAW_FRACTION, 0, 4, HIT_BASE, CTRPP_NO_ID, CTRPP_NO_ID, "Hit Ratio"),
@@ -91,16 +103,22 @@ static const struct ctrpp_counter_desc test_counters[] = {
 static const struct ctrpp_counter_desc workers_counters[] = {
         C(1, PERF_COUNTER_RAWCOUNT, 0, 4, CTRPP_NO_ID, CTRPP_NO_ID, CTRPP_NO_ID, "Queue Length"),
 };
+static const struct ctrpp_counter_desc pool_counters[] = {
+        CA(1, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_AGGREGATE_TOTAL, CTRPP_NO_ID, CTRPP_NO_ID,
+           CTRPP_NO_ID, "Size"),
+};
 static const struct ctrpp_counterset_desc csets[] = {
         { CSET_DATA(0x02), PERF_COUNTERSET_SINGLE_INSTANCE, 0, 0, 8, test_counters, NULL, NULL,
           "Typeperf Test", "Known values for typeperf's tests", "single" },
         { CSET_DATA(0x03), PERF_COUNTERSET_MULTI_INSTANCES, 0, 0, 1, workers_counters, NULL,
           NULL, "Typeperf Workers", "One instance per worker", "multiple" },
+        { CSET_DATA(0x04), PERF_COUNTERSET_SINGLE_AGGREGATE, 0, 0, 1, pool_counters, NULL,
+          NULL, "Typeperf Pool", "Pools, totalled", "globalAggregate" },
 };
 static const struct ctrpp_provider_desc desc = {
         .version = CTRPP_DESCRIPTION_VERSION, .size = sizeof(struct ctrpp_provider_desc),
         .guid = CSET_DATA(0x01), .resource_base = CTRPP_NO_ID,
-        .n_countersets = 2, .countersets = csets, .name = "Typeperf Test Provider",
+        .n_countersets = 3, .countersets = csets, .name = "Typeperf Test Provider",
 };
 
 static volatile sig_atomic_t stop;
@@ -144,6 +162,20 @@ static int create_workers(HANDLE h, unsigned long n)
                 if (!w)
                         return fail("PerfCreateInstance(worker)", i);
                 PerfSetULongCounterValue(h, w, 1, (ULONG) i);
+        }
+        return 0;
+}
+
+/* Two sources of the global aggregate, as gas.c's provider and a second one would be. */
+static int create_pools(HANDLE h)
+{
+        for (ULONG i = 1; i <= 2; i++) {
+                PPERF_COUNTERSET_INSTANCE p = PerfCreateInstance(h, &pool_guid,
+                                                                 i == 1 ? L"p1" : L"p2", i);
+
+                if (!p)
+                        return fail("PerfCreateInstance(pool)", i);
+                PerfSetULongCounterValue(h, p, 1, 10 * i);
         }
         return 0;
 }
@@ -195,12 +227,13 @@ int main(int argc, char **argv)
         if (st != ERROR_SUCCESS)
                 return fail("PerfStartProvider", st);
         if ((st = PerfSetCounterSetInfo(h, &test_template.CounterSet, sizeof(test_template))) ||
-            (st = PerfSetCounterSetInfo(h, &workers_template.CounterSet, sizeof(workers_template))))
+            (st = PerfSetCounterSetInfo(h, &workers_template.CounterSet, sizeof(workers_template))) ||
+            (st = PerfSetCounterSetInfo(h, &pool_template.CounterSet, sizeof(pool_template))))
                 return fail("PerfSetCounterSetInfo", st);
         if (pl_set_provider_description(h, &desc) < 0)
                 return fail("pl_set_provider_description", 0);
         t = PerfCreateInstanceUtf8(h, &test_guid, "_Default", 0);
-        if (!t || create_workers(h, workers) != 0)
+        if (!t || create_workers(h, workers) != 0 || create_pools(h) != 0)
                 return fail("PerfCreateInstance", 0);
         PerfSetULongCounterValue(h, t, HIT, 3);
         PerfSetULongCounterValue(h, t, HIT_BASE, 8);

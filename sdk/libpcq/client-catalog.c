@@ -231,9 +231,13 @@ bool cl_set_has_instances(const struct cl_set *s)
         return s->reg.instance_type != PERF_COUNTERSET_SINGLE_INSTANCE;
 }
 
-bool cl_set_aggregate(const struct cl_set *s)
+bool cl_set_global(const struct cl_set *s)
 {
         return s->reg.instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE ||
-               s->reg.instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
                s->reg.instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY;
+}
+
+bool cl_set_aggregate(const struct cl_set *s)
+{
+        return cl_set_global(s) || s->reg.instance_type == PERF_COUNTERSET_MULTI_AGGREGATE;
 }

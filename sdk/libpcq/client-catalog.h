@@ -59,5 +59,11 @@ bool cl_counter_listed(const struct cl_counter *ctr);
 bool cl_set_has_instances(const struct cl_set *s);
 /* Whether the client computes a _Total for it (global, multi aggregate, history). */
 bool cl_set_aggregate(const struct cl_set *s);
+/*
+ * Whether it is a global aggregate (with or without history): a
+ * single-instance set to its readers, as Windows shows it, whose one value
+ * the client aggregates over every instance the providers create.
+ */
+bool cl_set_global(const struct cl_set *s);
 
 #endif /* PCQ_CLIENT_CATALOG_H */

@@ -305,6 +305,7 @@ static uint32_t item_add(pcq_counter *ctr, struct prev_items *old, size_t member
         uint32_t occ = en ? en->occurrence : total ? 0 : ctr->p.index;
         struct pcq_value *val = &ctr->values[ctr->n_items];
         struct pcq_path p = ctr->p;
+        bool named = ctr->multi && !ctr->single_view;
         char *full = NULL;
 
         ctr->items[ctr->n_items] = (struct item){ .entry = entry, .member = member,
@@ -312,12 +313,12 @@ static uint32_t item_add(pcq_counter *ctr, struct prev_items *old, size_t member
         *val = (struct pcq_value){ .status = status };
         if (en || total || !ctr->multi) {
                 if (item_reuse(old, ctr->n_items, &ctr->items[ctr->n_items],
-                               ctr->multi ? name : NULL, occ, val)) {
+                               named ? name : NULL, occ, val)) {
                         ctr->n_items++;
                         return ERROR_SUCCESS;
                 }
         }
-        if (!ctr->multi) {
+        if (!named) {
                 name = NULL;
         } else if (!en && !total && p.parent) {
                 if (asprintf(&full, "%s/%s", p.parent, p.instance) < 0)

@@ -140,6 +140,16 @@ static uint32_t strv_finish(struct cl_strv *sv, uint32_t e, char ***ret)
 
 /* ---- listing ---- */
 
+/*
+ * Whether p shows s with no instance part: a single-instance set, or a
+ * global aggregate one read without an instance (Windows lists those as
+ * single-instance; naming their instances is our extension).
+ */
+static bool shown_single(const struct pcq_path *p, const struct cl_set *s)
+{
+        return !cl_set_has_instances(s) || (cl_set_global(s) && !p->instance);
+}
+
 /* The paths of one counter: "(*)", or each live instance (and _Total). */
 static uint32_t counter_paths(const pcq_conn *c, const struct pcq_path *p, const struct cl_set *s,
                               const struct cl_counter *ctr, const struct cl_instance *inst,
@@ -148,7 +158,7 @@ static uint32_t counter_paths(const pcq_conn *c, const struct pcq_path *p, const
         uint32_t e = ERROR_SUCCESS;
 
         (void) c;
-        if (!cl_set_has_instances(s))
+        if (shown_single(p, s))
                 return cl_strv_push(out, cl_item_path(p, s->name, NULL, 0, ctr->name));
         if (!with_instances)
                 return cl_strv_push(out, cl_item_path(p, s->name, "*", 0, ctr->name));
@@ -169,7 +179,7 @@ static uint32_t set_paths(pcq_conn *c, const struct pcq_path *p, const struct cl
         size_t n_inst = 0;
         uint32_t e = ERROR_SUCCESS;
 
-        if (with_instances && cl_set_has_instances(s))
+        if (with_instances && !shown_single(p, s))
                 e = cl_instances(c, &s->reg.guid, &inst, &n_inst);
         for (uint32_t i = 0; !e && i < s->reg.num_counters; i++) {
                 const struct cl_counter *ctr = &s->counters[i];
@@ -210,6 +220,8 @@ PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_insta
 
                 if (object && strcasecmp(object, s->name))
                         continue;
+                /* A listing shows a global aggregate set as single-instance. */
+                p.instance = cl_set_global(s) ? NULL : (char *) "*";
                 e = set_paths(c, &p, s, with_instances, &out);
         }
         return strv_finish(&out, e, ret);

@@ -290,6 +290,7 @@ static uint32_t counter_new(pcq_query *q, const char *path, const struct cl_set 
         ctr->multi = cl_set_has_instances(s);
         ctr->aggregate = cl_set_aggregate(s);
         ctr->history = s->reg.instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY;
+        ctr->single_view = cl_set_global(s) && !ctr->p.instance;
         ctr->path = strdup(path);
         ctr->object = strdup(s->name);
         ctr->help = strdup(s->help ? s->help : "");

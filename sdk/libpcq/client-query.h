@@ -83,6 +83,7 @@ struct pcq_counter {
         GUID guid;                      /* the counterset's */
         uint32_t instance_type;
         bool multi, aggregate, history;
+        bool single_view;               /* global aggregate, no instance: Windows' one value */
         struct member *members;         /* owned */
         size_t n_members;
         struct entry *entries;          /* owned */

@@ -482,7 +482,9 @@ PCQ_API const char *pcq_query_error(const pcq_query *q);
  * added and vanished ones dropped, and keeping the previous sample for the
  * rate types.  Aggregate countersets get their _Total instance computed
  * here per each counter's AggregateFunc (global aggregate history keeps
- * the last value of a vanished instance).
+ * the last value of a vanished instance).  A global aggregate counter read
+ * without an instance part ("\Set\Counter", how Windows shows that
+ * single-instance type) gives that aggregate as its one item.
  */
 PCQ_API uint32_t pcq_query_collect(pcq_query *q);
 /* Same, and the sample's time as 100 ns since 1601 (for logs). */
@@ -522,7 +524,8 @@ PCQ_API void pcq_counter_describe(const pcq_counter *ctr, struct pcq_counter_des
  * multi-instance sets) or with each live instance (with_instances).  *ret
  * is a NULL-terminated malloc'd array of malloc'd strings, the caller's
  * (pcq_strv_free).  Base counters and no-display counters are left out, as
- * Windows lists them.
+ * Windows lists them; global aggregate sets are listed as single-instance
+ * ones ("\Object\Counter"), as Windows lists them too.
  */
 PCQ_API uint32_t pcq_list_paths(pcq_conn *c, const char *object, bool with_instances,
                                 char ***ret);
