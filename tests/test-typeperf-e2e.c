@@ -4,7 +4,9 @@
  * typeperf-provider process with values known in advance, and typeperf as
  * built, run with -si 1 -sc 4.  Its CSV must show
  *   Ticks/sec  the provider's rate (exactly RATE a second, timer-driven)
- *              within 2 %: typeperf's time base against the provider's timer;
+ *              within 5 %: typeperf's time base against the provider's timer
+ *              (a wrong time base is off by far more; on a loaded 2-CPU
+ *              machine a sample boundary alone moved it by 2.8 %);
  *   Hit Ratio  37.5 exactly (PERF_RAW_FRACTION 3 / 8);
  *   Bytes/Op   25 exactly (PERF_AVERAGE_BULK: 25 bytes per operation);
  *   Uptime     the seconds since the provider started, within 1 s
@@ -232,8 +234,8 @@ static void check_sample(const double v[N_COLS], double when)
 
         print_message("ticks/s %.3f  hit %.6f  bytes/op %.6f  uptime %.3f (want %.3f)\n",
                       v[COL_TICKS], v[COL_HIT], v[COL_BYTES], v[COL_UPTIME], uptime);
-        if (v[COL_TICKS] < RATE * 0.98 || v[COL_TICKS] > RATE * 1.02)
-                fail_msg("Ticks/sec %.3f is not within 2 %% of %d", v[COL_TICKS], RATE);
+        if (v[COL_TICKS] < RATE * 0.95 || v[COL_TICKS] > RATE * 1.05)
+                fail_msg("Ticks/sec %.3f is not within 5 %% of %d", v[COL_TICKS], RATE);
         assert_true(v[COL_HIT] == 37.5);
         assert_true(v[COL_BYTES] == 25.0);
         if (v[COL_UPTIME] < uptime - 1.0 || v[COL_UPTIME] > uptime + 1.0)
