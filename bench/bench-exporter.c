@@ -74,17 +74,11 @@ static int cmp_double(const void *a, const void *b)
 /* A TCP port of 127.0.0.1 free right now. */
 static unsigned free_port(void)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof(a);
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        unsigned port;
+        int port = du_free_port();
 
-        if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 ||
-            getsockname(fd, (struct sockaddr *) &a, &len) < 0)
+        if (port < 0)
                 die("no free TCP port");
-        port = ntohs(a.sin_port);
-        close(fd);
-        return port;
+        return (unsigned) port;
 }
 
 struct reply {

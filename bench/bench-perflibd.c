@@ -59,8 +59,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -680,18 +678,14 @@ static void make_account(char *path, size_t size)
                 die("perflib-passwd could not write the bench's account");
 }
 
-/* A TCP port of 127.0.0.1 free right now. */
+/* A TCP port of 127.0.0.1 free right now, as text. */
 static void free_port(char *buf, size_t size)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof(a);
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        int port = du_free_port();
 
-        if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 ||
-            getsockname(fd, (struct sockaddr *) &a, &len) < 0)
+        if (port < 0)
                 die("no free TCP port");
-        snprintf(buf, size, "%u", (unsigned) ntohs(a.sin_port));
-        close(fd);
+        snprintf(buf, size, "%d", port);
 }
 
 /* Connects to 127.0.0.1:port as BENCH_USER with auth_type (NTLM or SPNEGO offering it). */

@@ -20,6 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "daemonutil.h"
 
 #define RETRY_US        10000   /* between two tries while waiting for perflibd */
@@ -393,4 +396,19 @@ int du_drop_to(uid_t uid)
                 return -errno;
         /* Changing credentials cleared it: never outlive the test. */
         return prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -errno : 0;
+}
+
+int du_free_port(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r = 0;
+
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (struct sockaddr *) &a, sizeof(a)) < 0 ||
+            getsockname(fd, (struct sockaddr *) &a, &len) < 0)
+                r = -errno;
+        close(fd);
+        return r < 0 ? r : ntohs(a.sin_port);
 }

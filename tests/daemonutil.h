@@ -127,6 +127,8 @@ int du_closed(int fd, int timeout_ms);
 
 /* A field of /proc/PID/status in kB ("VmRSS", "VmSize", "VmHWM"), or -1. */
 long du_status_kib(pid_t pid, const char *field);
+/* A TCP port of 127.0.0.1 that nobody listens on right now, or -errno. */
+int du_free_port(void);
 /* Lines of the file at path that contain needle (every line for ""); 0 without the file. */
 int du_count_lines(const char *path, const char *needle);
 
