@@ -21,8 +21,6 @@
 #include "expo-opts.h"
 
 #define REALM                   "perflib-exporter"
-#define CONNECTION_MEMORY       (64 * 1024)     /* a request's headers and our buffers */
-#define PER_IP_CONNECTIONS      16u
 
 struct expo_http {
         struct MHD_Daemon *d;
@@ -369,13 +367,13 @@ static struct MHD_Daemon *start_daemon(struct expo_http *h, unsigned flags, unsi
                                        const struct sockaddr_storage *sa)
 {
         const struct webcfg *w = h->cfg.web;
-        unsigned per_ip = h->cfg.max_connections < PER_IP_CONNECTIONS ? h->cfg.max_connections :
-                                                                         PER_IP_CONNECTIONS;
+        unsigned per_ip = h->cfg.max_connections < h->cfg.max_per_address ?
+                          h->cfg.max_connections : h->cfg.max_per_address;
         struct MHD_OptionItem o[10] = {
                 { MHD_OPTION_CONNECTION_LIMIT, h->cfg.max_connections, NULL },
                 { MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL },
                 { MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.timeout_s, NULL },
-                { MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL },
+                { MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.request_bytes, NULL },
         };
         size_t n = 4;
 

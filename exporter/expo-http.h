@@ -20,6 +20,8 @@ struct expo_http_config {
         const char *listen;             /* "[HOST]:PORT", HOST empty: every address */
         const char *path;               /* the telemetry path */
         unsigned max_connections;
+        unsigned max_per_address;
+        unsigned request_bytes;         /* libmicrohttpd's memory per connection */
         unsigned timeout_s;
         const struct webcfg *web;       /* NULL: plain HTTP, no auth; the caller's */
         struct expo_scraper *scraper;   /* the caller's */

@@ -53,6 +53,7 @@ static int serve(const struct expo_opts *o, const struct webcfg *web, struct exp
 {
         struct expo_http_config hc = {
                 .listen = o->listen, .path = o->path, .max_connections = o->max_connections,
+                .max_per_address = o->max_per_address, .request_bytes = o->request_bytes,
                 .timeout_s = o->timeout_s, .web = web, .scraper = s,
         };
         struct expo_http *h;

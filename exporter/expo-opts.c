@@ -50,7 +50,7 @@ void expo_log(enum expo_level l, const char *fmt, ...)
 }
 
 enum {
-        OPT_LISTEN = 256, OPT_PATH, OPT_WEB_CONFIG, OPT_MAX_CONN, OPT_TIMEOUT, OPT_COUNTERS,
+        OPT_LISTEN = 256, OPT_PATH, OPT_WEB_CONFIG, OPT_MAX_CONN, OPT_PER_ADDR, OPT_REQ_BYTES, OPT_TIMEOUT, OPT_COUNTERS,
         OPT_EXCLUDE, OPT_TOTAL, OPT_SERVER, OPT_LOG_LEVEL, OPT_VERSION,
 };
 
@@ -59,6 +59,8 @@ static const struct option long_opts[] = {
         { "web.telemetry-path", required_argument, NULL, OPT_PATH },
         { "web.config.file", required_argument, NULL, OPT_WEB_CONFIG },
         { "web.max-connections", required_argument, NULL, OPT_MAX_CONN },
+        { "web.max-connections-per-address", required_argument, NULL, OPT_PER_ADDR },
+        { "web.max-request-bytes", required_argument, NULL, OPT_REQ_BYTES },
         { "web.timeout", required_argument, NULL, OPT_TIMEOUT },
         { "counters", required_argument, NULL, OPT_COUNTERS },
         { "collect.exclude", required_argument, NULL, OPT_EXCLUDE },
@@ -79,6 +81,9 @@ static void usage(FILE *f)
               "  --web.telemetry-path=PATH         the metrics' path (default \"/metrics\")\n"
               "  --web.config.file=FILE            web-config.yml: TLS and basic auth\n"
               "  --web.max-connections=N           connections at once (default 64)\n"
+              "  --web.max-connections-per-address=N  of them from one address (default 16)\n"
+              "  --web.max-request-bytes=N         memory one connection may hold, its\n"
+              "                                    request headers included (default 65536)\n"
               "  --web.timeout=SECONDS             a connection's deadline (default 30)\n"
               "  --counters=FILE                   only these counter paths, one a line\n"
               "  --collect.exclude=REGEX           leave out the countersets whose name matches\n"
@@ -140,6 +145,16 @@ static int take(int c, const char *arg, struct expo_opts *o)
                 if (parse_unsigned(arg, 1, 65536, &o->max_connections) < 0)
                         return usage_error("--web.max-connections: not a number from 1 to 65536", arg);
                 break;
+        case OPT_PER_ADDR:
+                if (parse_unsigned(arg, 1, 65536, &o->max_per_address) < 0)
+                        return usage_error("--web.max-connections-per-address: not a number "
+                                           "from 1 to 65536", arg);
+                break;
+        case OPT_REQ_BYTES:
+                if (parse_unsigned(arg, 4096, 16 << 20, &o->request_bytes) < 0)
+                        return usage_error("--web.max-request-bytes: not a number from 4096 to "
+                                           "16777216", arg);
+                break;
         case OPT_TIMEOUT:
                 if (parse_unsigned(arg, 1, 86400, &o->timeout_s) < 0)
                         return usage_error("--web.timeout: not a number of seconds from 1 to 86400", arg);
@@ -168,7 +183,8 @@ static int take(int c, const char *arg, struct expo_opts *o)
 int expo_opts_parse(int argc, char **argv, struct expo_opts *ret)
 {
         struct expo_opts o = {
-                .listen = ":9478", .path = "/metrics", .max_connections = 64, .timeout_s = 30,
+                .listen = ":9478", .path = "/metrics", .max_connections = 64, .max_per_address = 16,
+                .request_bytes = 64 * 1024, .timeout_s = 30,
         };
         int c, r = -1;
 

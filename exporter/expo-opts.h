@@ -23,6 +23,8 @@ struct expo_opts {
         const char *path;               /* telemetry path, starts with '/' */
         const char *web_config;         /* NULL: plain HTTP, no auth */
         unsigned max_connections;
+        unsigned max_per_address;       /* connections from one client address */
+        unsigned request_bytes;         /* memory one connection may hold */
         unsigned timeout_s;
         const char *counters;           /* NULL: every counterset */
         const char **exclude;           /* owned array of argv strings */

@@ -43,13 +43,19 @@ static void test_opts(void **state)
         assert_string_equal(o.listen, ":9478");
         assert_string_equal(o.path, "/metrics");
         assert_int_equal(o.max_connections, 64);
+        assert_int_equal(o.max_per_address, 16);
+        assert_int_equal(o.request_bytes, 65536);
         assert_int_equal(o.timeout_s, 30);
         assert_false(o.with_total);
         assert_null(o.server);
         expo_opts_done(&o);
         assert_int_equal(parse(&o, "--web.listen-address=[::1]:1234", "--collect.exclude=A",
                                "--collect.exclude", "B.*", "--collect.total",
-                               "--web.timeout=5", "--server=h:4700", NULL), -1);
+                               "--web.timeout=5", "--server=h:4700",
+                               "--web.max-connections-per-address=2",
+                               "--web.max-request-bytes=8192", NULL), -1);
+        assert_int_equal(o.max_per_address, 2);
+        assert_int_equal(o.request_bytes, 8192);
         assert_string_equal(o.listen, "[::1]:1234");
         assert_int_equal(o.n_exclude, 2);
         assert_string_equal(o.exclude[1], "B.*");
@@ -60,6 +66,8 @@ static void test_opts(void **state)
         /* Usage errors: 1, and nothing to free. */
         assert_int_equal(parse(&o, "--web.timeout=0", NULL), EXPO_EXIT_USAGE);
         assert_int_equal(parse(&o, "--web.max-connections=-1", NULL), EXPO_EXIT_USAGE);
+        assert_int_equal(parse(&o, "--web.max-connections-per-address=0", NULL), EXPO_EXIT_USAGE);
+        assert_int_equal(parse(&o, "--web.max-request-bytes=100", NULL), EXPO_EXIT_USAGE);
         assert_int_equal(parse(&o, "--web.telemetry-path=metrics", NULL), EXPO_EXIT_USAGE);
         assert_int_equal(parse(&o, "--log.level=loud", NULL), EXPO_EXIT_USAGE);
         assert_int_equal(parse(&o, "--collect.exclude=x", "stray", NULL), EXPO_EXIT_USAGE);

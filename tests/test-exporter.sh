@@ -4,7 +4,8 @@
 # against the rules by prometheus_client's text and OpenMetrics parsers
 # (exporter-check.py) and by promtool; gzip, 404, 405, HEAD and the
 # landing page; --collect.total, --collect.exclude and --counters; a slow
-# client cut off at --web.timeout, 1 MiB of headers refused; the provider
+# client cut off at --web.timeout, 1 MiB of headers refused, a third
+# connection from one address over --web.max-connections-per-address=2; the provider
 # going and coming back fails no scrape; perflibd stopped (SIGSTOP) or
 # killed gives perflib_exporter_up 0 within the deadline, and back gives 1;
 # a real Prometheus scraping every second computes rate() of a counter
@@ -148,6 +149,28 @@ $check limits "$p3" 2 || failures=$((failures + 1))
 kill -0 "$other_pid" 2>/dev/null || fail "the exporter died of a slow or huge client"
 [ "$(grep -c '^perflib_exporter_workers_items_sec_total{' "$tmp/narrow")" = 2 ] ||
         fail "--counters (dup): want both instances named dup: $(grep items "$tmp/narrow")"
+stop_other
+
+# ---- connections from one address: the third of --web.max-connections-per-address=2 ----
+p4=$(free_port)
+start_exporter "$p4" --web.max-connections-per-address=2
+other_pid=$!
+"$PY" - "$p4" <<'EOT' || fail "a third connection from one address was served"
+import socket, sys
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+third = socket.create_connection(("127.0.0.1", port), timeout=5)
+try:
+    third.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+    answer = third.recv(64)
+except OSError:
+    answer = b""
+# libmicrohttpd closes it unanswered; the two held ones count against the limit.
+sys.exit(1 if answer.startswith(b"HTTP/") else 0)
+EOT
+# shellcheck disable=SC2016 # (evaluated by wait_for)
+wait_for 'curl -sf -m 5 -o /dev/null "http://127.0.0.1:$p4/metrics"' 50 ||
+        fail "served nobody once the held connections went"
 stop_other
 
 # ---- a real Prometheus: rate() within 5 % of the provider's ----
