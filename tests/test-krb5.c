@@ -157,7 +157,11 @@ static void round_trip(const struct dcerpc_auth *tx, const struct dcerpc_auth *r
                 assert_true(off + n <= out.n);
                 assert_int_equal(dcerpc_auth_parse(f, n, &v), 0);
                 assert_int_equal(v.auth_len, tx->mech->sig_size(tx->ctx));
-                if (v.stub_len)
+                /*
+                 * Sealed bytes equal plain ones by chance (one byte in 256), so
+                 * only a stub of 8 bytes or more tells sealed from plain.
+                 */
+                if (v.stub_len >= 8)
                         assert_int_equal(memcmp(f + v.stub_off, stub + got, v.stub_len) == 0,
                                          tx->auth_level == DCERPC_AUTH_LEVEL_INTEGRITY);
                 assert_int_equal(dcerpc_auth_verify(rx, f, n, &v), 0);
