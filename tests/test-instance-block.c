@@ -40,7 +40,8 @@ static HANDLE start_example(const GUID *set, ULONG instance_type)
 /* The page's example: instance "11", id 1, counters set to 0x11, 0x22, 0x33. */
 static void example_block(void **state)
 {
-        static const BYTE data[16] = { 0x11, 0, 0, 0, 0x22, 0, 0, 0, 0x33, 0, 0, 0, 0, 0, 0, 0 };
+        static const BYTE data[24] = { 0x11, 0, 0, 0, 0, 0, 0, 0, 0x22, 0, 0, 0, 0, 0, 0, 0,
+                                       0x33, 0, 0, 0, 0, 0, 0, 0 };
         static const BYTE name[16] = { '1', 0, 0, 0, '1', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
         HANDLE h = start_example(&multi, PERF_COUNTERSET_MULTI_INSTANCES);
         PPERF_COUNTERSET_INSTANCE i = PerfCreateInstance(h, &multi, L"11", 1);
@@ -55,14 +56,14 @@ static void example_block(void **state)
 
         /* 0-31: the header, Windows' fields in Windows' order. */
         assert_memory_equal(b, &multi, 16);
-        assert_int_equal(du_le32(b + 16), 64);                     /* dwSize */
+        assert_int_equal(du_le32(b + 16), 72);                     /* dwSize */
         assert_int_equal(du_le32(b + 20), 1);                      /* InstanceId */
-        assert_int_equal(du_le32(b + 24), 48);                     /* InstanceNameOffset */
+        assert_int_equal(du_le32(b + 24), 56);                     /* InstanceNameOffset */
         assert_int_equal(du_le32(b + 28), 12);                     /* InstanceNameSize: 3 wchar_t */
-        /* 32-47: the counter data, C-struct layout: 1 at 0, 2 at 4, 3 at 8. */
+        /* 32-55: the counter data, Windows' 8-byte slots: 1 at 0, 2 at 8, 3 at 16. */
         assert_memory_equal(b + 32, data, sizeof(data));
-        /* 48-63: L"11" in UTF-32 with its NUL, then zero padding to 8. */
-        assert_memory_equal(b + 48, name, sizeof(name));
+        /* 56-71: L"11" in UTF-32 with its NUL, then zero padding to 8. */
+        assert_memory_equal(b + 56, name, sizeof(name));
         assert_true(wcscmp((const wchar_t *) (b + i->InstanceNameOffset), L"11") == 0);
         /* The rule the page gives: dwSize = round8(InstanceNameOffset + InstanceNameSize). */
         assert_int_equal(i->dwSize, (i->InstanceNameOffset + i->InstanceNameSize + 7) / 8 * 8);
@@ -76,11 +77,11 @@ static void name_sizes_and_padding(void **state)
                 const wchar_t *name;
                 ULONG name_size, dw_size;
         } cases[] = {
-                { L"", 4, 56 },                 /* 48 + 4, rounded up */
-                { L"a", 8, 56 },
-                { L"ab", 12, 64 },
-                { L"abc", 16, 64 },
-                { L"\U0001F600", 8, 56 },       /* one wchar_t, two UTF-16 units on the wire */
+                { L"", 4, 64 },                 /* 56 + 4, rounded up */
+                { L"a", 8, 64 },
+                { L"ab", 12, 72 },
+                { L"abc", 16, 72 },
+                { L"\U0001F600", 8, 64 },       /* one wchar_t, two UTF-16 units on the wire */
         };
         HANDLE h = start_example(&multi, PERF_COUNTERSET_MULTI_INSTANCES);
 
@@ -91,10 +92,10 @@ static void name_sizes_and_padding(void **state)
                 const BYTE *b = (const BYTE *) i;
 
                 assert_non_null(i);
-                assert_int_equal(i->InstanceNameOffset, 48);
+                assert_int_equal(i->InstanceNameOffset, 56);
                 assert_int_equal(i->InstanceNameSize, cases[k].name_size);
                 assert_int_equal(i->dwSize, cases[k].dw_size);
-                for (ULONG off = 48 + cases[k].name_size - 4; off < i->dwSize; off++)
+                for (ULONG off = 56 + cases[k].name_size - 4; off < i->dwSize; off++)
                         assert_int_equal(b[off], 0);
         }
         assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
@@ -109,9 +110,9 @@ static void single_instance_block(void **state)
         (void) state;
         assert_non_null(i);
         assert_memory_equal(&i->CounterSetGuid, &single, sizeof(GUID));
-        assert_int_equal(i->InstanceNameOffset, 48);
+        assert_int_equal(i->InstanceNameOffset, 56);
         assert_int_equal(i->InstanceNameSize, sizeof(wchar_t));
-        assert_int_equal(i->dwSize, 56);
+        assert_int_equal(i->dwSize, 64);
         assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 

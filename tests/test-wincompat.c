@@ -251,6 +251,34 @@ static void usable_offsets_stand(void **state)
         assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
+/*
+ * Windows gives every number an 8-byte slot in template order (Wine's test,
+ * run on Windows, finds the name at 32 + 8 x NumCounters): code that writes
+ * 4-byte values at Instance + 1 + 8k itself finds them read back here too.
+ */
+static void windows_slots(void **state)
+{
+        HANDLE h = start();
+        struct tmpl t = tmpl_of(&set_a, &prov, 3);
+        struct pl_reader *r = NULL;
+        const struct pl_counterset *c;
+
+        (void) state;
+        assert_int_equal(PerfSetCounterSetInfo(h, &t.set, sizeof(t)), ERROR_SUCCESS);
+        PPERF_COUNTERSET_INSTANCE i = PerfCreateInstance(h, &set_a, L"slots", 0);
+        assert_non_null(i);
+        assert_int_equal(i->InstanceNameOffset, sizeof(*i) + 3 * 8);
+        for (ULONG k = 0; k < 3; k++)
+                *(ULONG *) ((BYTE *) (i + 1) + 8 * k) = 0x100 + k;
+        assert_int_equal(tu_open_only_provider(1.0, &r), 0);
+        struct pl_snapshot *s = read_back(r, &set_a, &c);
+        for (ULONG k = 0; k < 3; k++)
+                assert_int_equal(s->instances[0].values[k], 0x100 + k);
+        pl_snapshot_free(s);
+        pl_reader_close(r);
+        assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
 /* Text counters of odd Sizes are laid out too, between aligned numbers. */
 static void odd_text_sizes(void **state)
 {
@@ -269,9 +297,10 @@ static void odd_text_sizes(void **state)
         assert_int_equal(PerfSetULongCounterValue(h, i, 4, 44), ERROR_SUCCESS);
         assert_int_equal(tu_open_only_provider(1.0, &r), 0);
         struct pl_snapshot *s = read_back(r, &set_a, &c);
-        assert_int_equal(c->counters[1].offset, 4);
-        assert_int_equal(c->counters[2].offset, 8);
-        assert_int_equal(c->counters[3].offset, 16);
+        /* Numbers take Windows' 8-byte slots, text its own room, aligned to it. */
+        assert_int_equal(c->counters[1].offset, 8);
+        assert_int_equal(c->counters[2].offset, 12);
+        assert_int_equal(c->counters[3].offset, 24);
         assert_int_equal(s->instances[0].values[3], 44);
         pl_snapshot_free(s);
         pl_reader_close(r);
@@ -369,6 +398,7 @@ int main(void)
                 TU_TEST(plain_counter_larger_size),
                 TU_TEST(unusable_offsets),
                 TU_TEST(usable_offsets_stand),
+                TU_TEST(windows_slots),
                 TU_TEST(odd_text_sizes),
                 TU_TEST(last_error_left_alone),
                 TU_TEST(enum_instances_name),

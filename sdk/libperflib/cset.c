@@ -84,23 +84,35 @@ static uint32_t natural_align(uint32_t size)
         return size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
 }
 
-/* As a C struct member of the counter's room: 8 for a ULONGLONG room holding a ULONG value. */
-static uint32_t own_align(const struct place *pl)
+/*
+ * Windows' slot: its user-mode runtime gives every 4- and 8-byte counter
+ * one 8-byte slot, in template order (Wine's conformance test, run on
+ * Windows, finds the second value 8 bytes after the first and the name at
+ * 32 + 8 x NumCounters), so code that writes Instance + 1 + 8i itself works
+ * on both.  A 4-byte value sits in the slot's low half, where a ULONG store
+ * to the slot's address puts it.  Text counters take their own room.
+ */
+static uint32_t slot_size(const struct place *pl)
 {
         if (pl->width != 4 && pl->width != 8)
-                return natural_align(pl->room);
-        return pl->room >= 8 ? 8 : pl->width;
+                return pl->room;
+        return pl->room > 8 ? (uint32_t) pl_align_up(pl->room, 8) : 8;
 }
 
-/* Our layout: template order, each counter aligned by own_align. */
+static uint32_t slot_align(const struct place *pl)
+{
+        return pl->width == 4 || pl->width == 8 ? 8 : natural_align(pl->room);
+}
+
+/* Our layout: template order, a slot each. */
 static uint64_t layout_own(struct place *pl, uint32_t n)
 {
         uint64_t end = 0;
 
         for (uint32_t i = 0; i < n && end <= PL_SEG_MAX_DATA_SIZE; i++) {
-                uint64_t off = pl_align_up(end, own_align(&pl[i]));
+                uint64_t off = pl_align_up(end, slot_align(&pl[i]));
                 pl[i].offset = (uint32_t) off;
-                end = off + pl[i].room;
+                end = off + slot_size(&pl[i]);
         }
         return end;
 }
