@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "dcerpc.h"
 #include "ndr.h"
@@ -258,4 +259,23 @@ int dcerpc_append_call(uint8_t **out, size_t *out_len, uint8_t ptype, uint32_t c
 
         return dcerpc_append_call_pieces(out, out_len, ptype, call_id, ctx_id, opnum, &one, 1,
                                          max_frag, NULL);
+}
+
+int dcerpc_random_uuid(uint8_t uuid[16])
+{
+        size_t got = 0;
+
+        while (got < 16) {
+                ssize_t k = getrandom(uuid + got, 16 - got, 0);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                got += (size_t)k;
+        }
+        /* A version 4 uuid: never the null handle. */
+        uuid[7] = (uint8_t)((uuid[7] & 0x0f) | 0x40);
+        uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+        return 0;
 }

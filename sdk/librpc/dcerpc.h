@@ -62,6 +62,9 @@ extern const uint8_t dcerpc_ndr_syntax[DCERPC_SYNTAX_SIZE];
 /* Bind time feature negotiation (MS-RPCE 3.3.1.5.3): these 8 bytes, then the bits. */
 extern const uint8_t dcerpc_btfn_prefix[8];
 
+/* A random (version 4) uuid, for context handles: never all zeros.  0 or -errno. */
+int dcerpc_random_uuid(uint8_t uuid[16]);
+
 struct dcerpc_hdr {
         uint8_t ptype;
         uint8_t flags;

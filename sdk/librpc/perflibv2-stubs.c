@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
+#include "dcerpc.h"
 #include "pv2-stubs.h"
 
 struct pv2_query_slot {
@@ -98,25 +98,6 @@ static bool slot_find(const struct pv2_stubs *s, const uint8_t h[NDR_HANDLE_SIZE
         return false;
 }
 
-static int random_uuid(uint8_t uuid[16])
-{
-        size_t got = 0;
-
-        while (got < 16) {
-                ssize_t k = getrandom(uuid + got, 16 - got, 0);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                got += (size_t)k;
-        }
-        /* A version 4 uuid: never the null handle. */
-        uuid[7] = (uint8_t)((uuid[7] & 0x0f) | 0x40);
-        uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
-        return 0;
-}
-
 /* Adds query under a fresh uuid, written to ret_handle.  0, -ENOSPC, -ENOMEM. */
 static int slot_add(struct pv2_stubs *s, void *query, uint8_t ret_handle[NDR_HANDLE_SIZE])
 {
@@ -135,7 +116,7 @@ static int slot_add(struct pv2_stubs *s, void *query, uint8_t ret_handle[NDR_HAN
                 s->cap = cap;
         }
         do {
-                r = random_uuid(h + 4);
+                r = dcerpc_random_uuid(h + 4);
                 if (r < 0)
                         return r;
         } while (slot_find(s, h, &dummy));

@@ -187,6 +187,15 @@ size_t pv2_server_conn_queries(const struct pv2_server_conn *c);
 int pv2_server_conn_set_secondary_address(struct pv2_server_conn *c, const char *addr);
 
 /*
+ * Serves MS-RRP's performance calls (rrp.h) on this connection too, beside
+ * PerflibV2, as \PIPE\winreg carries both: a bind to MS-RRP is refused
+ * (abstract syntax not supported) on connections without it.  Before the
+ * bind; h must outlive c.  0, -EINVAL, -ENOMEM.
+ */
+struct rrp_handlers;
+int pv2_server_conn_serve_rrp(struct pv2_server_conn *c, const struct rrp_handlers *h);
+
+/*
  * The most stub bytes one request may reassemble to (default: the largest
  * ValidateCounters the IDL allows, plus room for the other parameters); a
  * request past it is a protocol error that closes the connection.  A

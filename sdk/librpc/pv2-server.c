@@ -29,6 +29,7 @@
 #include "ndr.h"
 #include "pv2-auth.h"
 #include "pv2-stubs.h"
+#include "rrp.h"
 
 /* alloc_hint presizes at most this much: past it the buffer grows as bytes come. */
 #define PV2_MAX_PRESIZE (1u << 20)
@@ -51,7 +52,9 @@ struct pv2_server_conn {
         uint16_t max_recv;              /* largest fragment we accept */
         uint32_t assoc_group;
         uint16_t ctx_ids[PV2_MAX_CONTEXTS];
+        bool ctx_rrp[PV2_MAX_CONTEXTS]; /* the context is MS-RRP's, not PerflibV2's */
         size_t n_ctx;
+        struct rrp_stubs *rrp;          /* NULL: MS-RRP is not served here */
         char secaddr[PV2_MAX_SECADDR + 1];
         struct pv2_assoc_auth auth;
 
@@ -116,6 +119,13 @@ int pv2_server_conn_new(const struct pv2_handlers *handlers, void *conn,
         c->max_request = PV2_MAX_REQUEST;
         *ret = c;
         return 0;
+}
+
+int pv2_server_conn_serve_rrp(struct pv2_server_conn *c, const struct rrp_handlers *h)
+{
+        if (!c || !h || c->rrp || c->bound)
+                return -EINVAL;
+        return rrp_stubs_new(h, &c->rrp);
 }
 
 int pv2_server_conn_set_max_request(struct pv2_server_conn *c, size_t bytes)
@@ -289,6 +299,7 @@ void pv2_server_conn_free(struct pv2_server_conn *c)
                 return;
         held_release(c);
         pv2_stubs_free(c->stubs);
+        rrp_stubs_free(c->rrp);
         free(c->held);
         free(c->out);
         free(c->to_seal);
@@ -380,11 +391,34 @@ static int append_bind_nak(struct pv2_reply *rp, uint32_t call_id, uint16_t reas
         return 0;
 }
 
-static bool ctx_known(const struct pv2_server_conn *c, uint16_t id)
+/* The position of context id in ctx_ids, or -1. */
+static ssize_t ctx_find(const struct pv2_server_conn *c, uint16_t id)
 {
         for (size_t i = 0; i < c->n_ctx; i++)
                 if (c->ctx_ids[i] == id)
-                        return true;
+                        return (ssize_t)i;
+        return -1;
+}
+
+static bool ctx_known(const struct pv2_server_conn *c, uint16_t id)
+{
+        return ctx_find(c, id) >= 0;
+}
+
+/* The interface an abstract syntax names, when served here: PerflibV2 or (when enabled) MS-RRP. */
+static bool syntax_served(const struct pv2_server_conn *c, const uint8_t *abstract, bool *ret_rrp)
+{
+        /* Same major version; a client asking for a newer minor is refused. */
+        if (ndr_le16(abstract + 18) != 0)
+                return false;
+        if (memcmp(abstract, dcerpc_pv2_syntax, 18) == 0) {
+                *ret_rrp = false;
+                return true;
+        }
+        if (c->rrp && memcmp(abstract, rrp_syntax, 18) == 0) {
+                *ret_rrp = true;
+                return true;
+        }
         return false;
 }
 
@@ -402,6 +436,7 @@ static void bind_one_context(struct pv2_server_conn *c, struct ndr_pull *p, uint
         uint16_t result = DCERPC_RESULT_PROVIDER_REJECTION;
         uint16_t reason = DCERPC_REASON_ABSTRACT_SYNTAX;
         const uint8_t *accepted = NULL;
+        bool rrp = false;
 
         memset(res, 0, 24);
         if (p->err)
@@ -414,8 +449,7 @@ static void bind_one_context(struct pv2_server_conn *c, struct ndr_pull *p, uint
                         return;
                 }
         }
-        /* Same major version; a client asking for a newer minor is refused. */
-        if (memcmp(abstract, dcerpc_pv2_syntax, 18) == 0 && ndr_le16(abstract + 18) == 0) {
+        if (syntax_served(c, abstract, &rrp)) {
                 reason = DCERPC_REASON_TRANSFER_SYNTAXES;
                 for (uint8_t i = 0; i < n_ts && !accepted; i++)
                         if (memcmp(ts + (size_t)i * DCERPC_SYNTAX_SIZE, dcerpc_ndr_syntax,
@@ -426,9 +460,16 @@ static void bind_one_context(struct pv2_server_conn *c, struct ndr_pull *p, uint
                 accepted = NULL;
                 reason = DCERPC_REASON_LOCAL_LIMIT;
         }
+        /* A context id keeps the interface it was first bound to. */
+        if (accepted && ctx_known(c, id) && c->ctx_rrp[ctx_find(c, id)] != rrp) {
+                accepted = NULL;
+                reason = DCERPC_REASON_ABSTRACT_SYNTAX;
+        }
         if (accepted) {
-                if (!ctx_known(c, id))
+                if (!ctx_known(c, id)) {
+                        c->ctx_rrp[c->n_ctx] = rrp;
                         c->ctx_ids[c->n_ctx++] = id;
+                }
                 result = DCERPC_RESULT_ACCEPTANCE;
                 reason = 0;
                 memcpy(res + 4, accepted, DCERPC_SYNTAX_SIZE);
@@ -663,9 +704,13 @@ static int dispatch(struct pv2_server_conn *c, struct pv2_reply *rp)
         int r;
 
         ndr_push_init(&o);
-        if (!ctx_known(c, c->call_ctx))
+        ssize_t k = ctx_find(c, c->call_ctx);
+        if (k < 0)
                 fault = PV2_NCA_S_UNK_IF;
-        else if (pv2_stubs_call(c->stubs, c->call_opnum, c->req, c->req_len, &o, &lp,
+        else if (c->ctx_rrp[k]) {
+                if (rrp_stubs_call(c->rrp, c->call_opnum, c->req, c->req_len, &o, &fault) < 0)
+                        fault = PV2_NCA_S_FAULT_REMOTE_NO_MEMORY;
+        } else if (pv2_stubs_call(c->stubs, c->call_opnum, c->req, c->req_len, &o, &lp,
                                 &fault) < 0)
                 fault = PV2_NCA_S_FAULT_REMOTE_NO_MEMORY;
         if (fault)
