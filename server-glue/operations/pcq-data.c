@@ -17,10 +17,6 @@
 #include "pcq-reply.h"
 #include "pcq-spec.h"
 
-#define PERF_FREQ_NS            1000000000ull
-/* Seconds from 1601-01-01 to 1970-01-01, both UTC. */
-#define EPOCH_1601_TO_1970      11644473600ull
-
 /* One counterset's data for this call. */
 struct sample {
         const struct ns_counterset *cs;
@@ -44,9 +40,7 @@ struct data_call {
         struct sample *samples;         /* at most one per item */
         size_t n_samples;
         struct plan *plans;             /* one per item */
-        uint64_t perf_time, time_100ns;
-        struct tm utc;
-        uint16_t msec;
+        struct pcq_clocks clk;
 };
 
 /* The sample of cs, collected the first time cs is asked for. */
@@ -123,22 +117,6 @@ static void resolve(struct ns *ns, struct data_call *dc, struct plan *p,
         }
         p->type = p->counter < 0 ? PERF_MULTIPLE_COUNTERS : PERF_SINGLE_COUNTER;
         p->status = pick_instance(p, kind);
-}
-
-static void read_clocks(struct data_call *dc)
-{
-        struct timespec mono = { 0 }, real = { 0 };
-        time_t sec;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &mono);
-        (void) clock_gettime(CLOCK_REALTIME, &real);
-        dc->perf_time = (uint64_t) mono.tv_sec * PERF_FREQ_NS + (uint64_t) mono.tv_nsec;
-        dc->time_100ns = ((uint64_t) real.tv_sec + EPOCH_1601_TO_1970) * 10000000u +
-                         (uint64_t) real.tv_nsec / 100u;
-        sec = real.tv_sec;
-        if (!gmtime_r(&sec, &dc->utc))
-                memset(&dc->utc, 0, sizeof(dc->utc));
-        dc->msec = (uint16_t) (real.tv_nsec / 1000000);
 }
 
 /* ---- the blocks ---- */
@@ -363,21 +341,13 @@ static void emit_block(struct pcq_buf *b, const struct plan *p)
 static void emit_data(struct pcq_buf *b, const void *ctx)
 {
         const struct data_call *dc = ctx;
-        const struct tm *t = &dc->utc;
 
         pcq_buf_u32(b, 0);                      /* dwTotalSize, patched below */
         pcq_buf_u32(b, (uint32_t) dc->q->n_items);
-        pcq_buf_u64(b, dc->perf_time);
-        pcq_buf_u64(b, dc->time_100ns);
-        pcq_buf_u64(b, PERF_FREQ_NS);
-        pcq_buf_u16(b, (uint16_t) (t->tm_year + 1900));
-        pcq_buf_u16(b, (uint16_t) (t->tm_mon + 1));
-        pcq_buf_u16(b, (uint16_t) t->tm_wday);
-        pcq_buf_u16(b, (uint16_t) t->tm_mday);
-        pcq_buf_u16(b, (uint16_t) t->tm_hour);
-        pcq_buf_u16(b, (uint16_t) t->tm_min);
-        pcq_buf_u16(b, (uint16_t) t->tm_sec);
-        pcq_buf_u16(b, dc->msec);
+        pcq_buf_u64(b, dc->clk.perf_time);
+        pcq_buf_u64(b, dc->clk.time_100ns);
+        pcq_buf_u64(b, PCQ_PERF_FREQ);
+        pcq_emit_systemtime(b, &dc->clk);
         for (size_t i = 0; i < dc->q->n_items; i++)
                 emit_block(b, &dc->plans[i]);
         pcq_buf_patch_u32(b, 0, (uint32_t) b->len);
@@ -438,7 +408,7 @@ uint32_t pcq_op_counter_data(struct ns *ns, struct pcq_query *q, uint32_t in_siz
                 if (dc.plans[i].status == ERROR_OUTOFMEMORY)
                         goto done;
         }
-        read_clocks(&dc);
+        pcq_clocks_read(&dc.clk);
         e = pcq_emit_hinted(emit_data, &dc, in_size, PV2_MAX_COUNTER_DATA_BYTES,
                             &q->data_size_hint, reuse, out);
         if (e == ERROR_NOT_ENOUGH_MEMORY)

@@ -85,3 +85,36 @@ void pcq_notify_machine(struct ns *ns, const struct ns_counterset *cs, uint32_t 
          * request goes on either way, as on Windows. */
         (void) ns_notify(ns, cs, code, machine, (uint32_t) ((machine_len + 1) * sizeof(wchar_t)));
 }
+
+/* Seconds from 1601-01-01 to 1970-01-01, both UTC. */
+#define EPOCH_1601_TO_1970      11644473600ull
+
+void pcq_clocks_read(struct pcq_clocks *ret)
+{
+        struct timespec mono = { 0 }, real = { 0 };
+        time_t sec;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &mono);
+        (void) clock_gettime(CLOCK_REALTIME, &real);
+        ret->perf_time = (uint64_t) mono.tv_sec * PCQ_PERF_FREQ + (uint64_t) mono.tv_nsec;
+        ret->time_100ns = ((uint64_t) real.tv_sec + EPOCH_1601_TO_1970) * 10000000u +
+                          (uint64_t) real.tv_nsec / 100u;
+        sec = real.tv_sec;
+        if (!gmtime_r(&sec, &ret->utc))
+                memset(&ret->utc, 0, sizeof(ret->utc));
+        ret->msec = (uint16_t) (real.tv_nsec / 1000000);
+}
+
+void pcq_emit_systemtime(struct pcq_buf *b, const struct pcq_clocks *clk)
+{
+        const struct tm *t = &clk->utc;
+
+        pcq_buf_u16(b, (uint16_t) (t->tm_year + 1900));
+        pcq_buf_u16(b, (uint16_t) (t->tm_mon + 1));
+        pcq_buf_u16(b, (uint16_t) t->tm_wday);
+        pcq_buf_u16(b, (uint16_t) t->tm_mday);
+        pcq_buf_u16(b, (uint16_t) t->tm_hour);
+        pcq_buf_u16(b, (uint16_t) t->tm_min);
+        pcq_buf_u16(b, (uint16_t) t->tm_sec);
+        pcq_buf_u16(b, clk->msec);
+}

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "ns.h"
@@ -31,6 +32,18 @@ long pcq_counter_index(const struct ns_counterset *cs, uint32_t id);
 
 /* Whether inst is one the item selects (by name and id, for named items). */
 bool pcq_instance_matches(const struct pcq_item *it, const struct ns_instance *inst);
+
+/* The clocks a data reply carries, read once per reply. */
+#define PCQ_PERF_FREQ 1000000000ull     /* PerfTime counts nanoseconds of CLOCK_MONOTONIC */
+struct pcq_clocks {
+        uint64_t perf_time;             /* CLOCK_MONOTONIC, in 1/PCQ_PERF_FREQ s */
+        uint64_t time_100ns;            /* CLOCK_REALTIME, 100 ns since 1601 (a FILETIME) */
+        struct tm utc;
+        uint16_t msec;
+};
+void pcq_clocks_read(struct pcq_clocks *ret);
+/* The SYSTEMTIME of clk: 8 u16 fields, UTC. */
+void pcq_emit_systemtime(struct pcq_buf *b, const struct pcq_clocks *clk);
 
 /* A Win32 code for a -errno from the namespace. */
 uint32_t pcq_win32_from_errno(int r);

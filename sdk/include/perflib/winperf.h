@@ -188,9 +188,10 @@
 #define PERF_DATA_REVISION              1
 
 /*
- * The V1 (registry) performance data structures.  Perflib for Linux does not
- * produce them; they are here so that code that includes winperf.h for the
- * constants compiles unchanged.  Layouts follow Windows x64.
+ * The V1 (registry) performance data structures, for code that includes
+ * winperf.h for the constants.  perflibd writes them byte for byte for
+ * Windows clients reading HKEY_PERFORMANCE_DATA through \PIPE\winreg;
+ * providers never see them.  Layouts follow Windows x64.
  */
 typedef struct _PERF_DATA_BLOCK {
         WCHAR Signature[4];             /* UTF-32 on Linux: not wire format */
