@@ -23,6 +23,7 @@ pids=()
 cleanup() {
         for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
         for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+        # KEEP_TMP=1 keeps it, perflibd.log and the tools' output, for a look.
         [ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -121,30 +122,42 @@ else
         echo "SKIP: no frequency on this machine (no cpufreq, no cpu MHz)"
 fi
 
-# ---- Thread: a process of three threads, niced, one of them busy ----
+# ---- Thread: a process of three threads, niced: busy, ticking 100 times a second, asleep ----
 python=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
 ln -s "$python" "$tmp/interopthr"      # comm is the name exec was given
 start_bg nice -n 5 "$tmp/interopthr" -c '
 import threading, time
-for _ in range(2):
-    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+def tick():
+    while True:
+        time.sleep(0.01)
+threading.Thread(target=tick, daemon=True).start()
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
 while True:
     pass'
 proc=$!
+# The interpreter starts slowly on a loaded machine, and typeperf takes the
+# instances that exist when it starts: first its three threads, then ours.
+for _ in $(seq 200); do
+        [ "$(ps -o nlwp= -p "$proc" 2>/dev/null | tr -d ' ')" = 3 ] && break
+        sleep 0.1
+done
 for _ in $(seq 50); do
         "$typeperf_bin" -qx Thread 2>/dev/null | grep -qF '\Thread(interopthr/2)\ID Thread' && break
         sleep 0.1
 done
 tp_paths=()
 for i in 0 1 2; do
-        for ctr in 'ID Thread' 'ID Process' '% Processor Time' 'Priority Base' 'Thread State'; do
+        for ctr in 'ID Thread' 'ID Process' '% Processor Time' 'Priority Base' 'Thread State' \
+                   'Context Switches/sec'; do
                 tp_paths+=("\\Thread(interopthr/$i)\\$ctr")
         done
 done
 "$typeperf_bin" "${tp_paths[@]}" -si 1 -sc $N >"$tmp/thr.csv" &
 tp=$!
+pidstat -t -w -p "$proc" 1 $N >"$tmp/pidstat-w.txt" &
+pw=$!
 pidstat -t -p "$proc" 1 $N >"$tmp/pidstat.txt"
-wait $tp
+wait $tp $pw
 ps -L -o tid=,nice=,stat= -p "$proc" >"$tmp/ps.txt"
 # Windows numbers a process's threads in the order it lists them: ps -L's order.
 i=0
@@ -158,8 +171,17 @@ while read -r tid ni stat; do
                 "$(col "$tmp/thr.csv" "/$i)\\% Processor Time")" \
                 "$(awk -v t="$tid" '/%CPU/ && !c { for (k = 1; k <= NF; k++) { if ($k == "TID") d = k; if ($k == "%CPU") c = k } }
                         /^Average:/ && $d == t { print $c }' "$tmp/pidstat.txt")" 15
-        # Running (2) for the busy main thread, waiting (5) for the sleepers.
-        check "Thread(interopthr/$i) Thread State vs ps stat $stat" \
+        # pidstat -w's switches a second over nearly the same seconds; the
+        # ticker's 100 a second move with the load: 25 % and 5.
+        check "Thread(interopthr/$i) Context Switches/sec vs pidstat -w -t cswch/s + nvcswch/s" \
+                "$(col "$tmp/thr.csv" "/$i)\\Context Switches/sec")" \
+                "$(awk -v t="$tid" '/cswch/ && !c { for (k = 1; k <= NF; k++) { if ($k == "TID") d = k; if ($k == "cswch/s") c = k } }
+                        /^Average:/ && $d == t { print $c + $(c + 1) }' "$tmp/pidstat-w.txt")" \
+                "$(awk -v t="$tid" '/cswch/ && !c { for (k = 1; k <= NF; k++) { if ($k == "TID") d = k; if ($k == "cswch/s") c = k } }
+                        /^Average:/ && $d == t { print 5 + 0.25 * ($c + $(c + 1)) }' "$tmp/pidstat-w.txt")"
+        # Running (2) for the busy main thread, waiting (5) for the sleeper;
+        # the ticker is either from one moment to the next.
+        [ "$i" = 1 ] || check "Thread(interopthr/$i) Thread State vs ps stat $stat" \
                 "$(col "$tmp/thr.csv" "/$i)\\Thread State")" "$(case $stat in R*) echo 2 ;; *) echo 5 ;; esac)" 0
         i=$((i + 1))
 done <"$tmp/ps.txt"

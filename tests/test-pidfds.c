@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Process provider's kept /proc/PID descriptors (providers/process/
+ * The kept /proc/PID descriptors of Process and Thread (providers/common/
  * pidfds.h): the table's bookkeeping, and the two kernel behaviours the
  * provider's figures rest on: a pread from offset 0 of a kept file gives
- * the figures of now, and a kept file of a reaped process fails, so that a
- * reused PID is never read through its predecessor's descriptors.
+ * the figures of now, a kept file of a reaped process fails, so that a
+ * reused PID is never read through its predecessor's descriptors, and a
+ * kept task/ directory lists the threads of now.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -37,9 +40,8 @@ static void test_table(void **state)
         assert_int_equal(pidfds_init(&t, 2), 0);
         a = pidfds_get(&t, 10);
         assert_non_null(a);
-        assert_int_equal(a->dir, -1);
-        assert_int_equal(a->stat, -1);
-        assert_int_equal(a->io, -1);
+        for (size_t k = 0; k < PIDFDS_FDS; k++)
+                assert_int_equal(a->fd[k], -1);
         assert_ptr_equal(pidfds_get(&t, 10), a);
         b = pidfds_get(&t, 11);
         assert_non_null(b);
@@ -47,7 +49,7 @@ static void test_table(void **state)
         assert_null(pidfds_get(&t, 0));
         fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
-        b->stat = fd;
+        b->fd[2] = fd;
         /* Both seen: both kept, unseen again for the next collection. */
         pidfds_sweep(&t);
         assert_int_equal(t.n, 2);
@@ -129,6 +131,40 @@ static void test_reaped(void **state)
         close(fd);
 }
 
+static int count_entry(const struct dirent64 *e, void *userdata)
+{
+        *(int *) userdata += e->d_name[0] >= '0' && e->d_name[0] <= '9';
+        return 0;
+}
+
+static void *wait_for_close(void *arg)
+{
+        char c;
+
+        (void) read(*(int *) arg, &c, 1);
+        return NULL;
+}
+
+/* A kept task/ directory, walked again, lists the threads born since its open. */
+static void test_task_dir_anew(void **state)
+{
+        int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), p[2], n = 0;
+        pthread_t th;
+
+        assert_true(fd >= 0);
+        assert_int_equal(pv_dir_walk(fd, count_entry, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(pipe(p), 0);
+        assert_int_equal(pthread_create(&th, NULL, wait_for_close, &p[0]), 0);
+        n = 0;
+        assert_int_equal(pv_dir_walk(fd, count_entry, &n), 0);
+        assert_int_equal(n, 2);
+        close(p[1]);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        close(p[0]);
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -136,6 +172,7 @@ int main(void)
                 cmocka_unit_test(test_many),
                 cmocka_unit_test(test_pread_is_now),
                 cmocka_unit_test(test_reaped),
+                cmocka_unit_test(test_task_dir_anew),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -778,3 +778,8 @@ void pv_interrupts_read_file(const char *root, const unsigned *cpu_id, size_t n,
         if (f)
                 fclose(f);
 }
+
+int pv_dir_walk(int fd, int (*fn)(const struct dirent64 *e, void *userdata), void *userdata)
+{
+        return walk_entries(fd, fn, userdata);
+}

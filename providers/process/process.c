@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -28,6 +27,8 @@
 
 static struct pv_instset processes;
 static struct pidfds kept;
+/* The descriptors kept of a process: /proc/PID and PID/fd as O_PATH, and three files. */
+enum { K_DIR, K_FD_DIR, K_STAT, K_STATM, K_IO };
 static uint64_t tick_100ns, page_size;
 /* Whether fd/'s size counts the descriptors (Linux 6.2+), probed at start. */
 static bool fds_by_size;
@@ -60,40 +61,24 @@ static bool swap_in_use(void)
         return sysinfo(&si) < 0 || si.totalswap != si.freeswap;
 }
 
-/* The file name of e's process, through fd, opened on first use and kept. */
-static int kept_read(int *fd, int dir, const char *name)
+/* The file name of e's process into buf, through the kept descriptor *fd. */
+static int kept_read(struct pidfd_entry *e, int slot, const char *name)
 {
-        if (*fd < 0 && (*fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-                return -errno;
-        return pidfds_pread(*fd, buf, sizeof(buf));
-}
-
-/* e's stat into buf: from its kept descriptors, else from pid opened anew; -ESRCH: gone. */
-static int read_stat(struct pidfd_entry *e, int proc_fd, const char *pid)
-{
-        /* A kept stat that no longer reads is a reaped process, its PID maybe another's. */
-        if (e->dir >= 0 && kept_read(&e->stat, e->dir, "stat") >= 0)
-                return 0;
-        pidfds_close(e);
-        /* One lookup of the PID; its files are then opened relative to it. */
-        e->dir = openat(proc_fd, pid, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (e->dir >= 0 && kept_read(&e->stat, e->dir, "stat") >= 0)
-                return 0;
-        pidfds_close(e);
-        return -ESRCH;
+        return pidfds_read(&e->fd[slot], e->fd[K_DIR], name, buf, sizeof(buf));
 }
 
 /* The open descriptors of e's process: fd/'s size, through a kept descriptor of fd/. */
 static int count_fds(struct pidfd_entry *e, uint64_t *ret)
 {
+        int *fd_dir = &e->fd[K_FD_DIR];
         struct stat st;
 
         if (!fds_by_size)
-                return pv_pid_count_fds(e->dir, false, ret);
-        if (e->fd_dir < 0 && (e->fd_dir = openat(e->dir, "fd", O_PATH | O_CLOEXEC)) < 0)
+                return pv_pid_count_fds(e->fd[K_DIR], false, ret);
+        if (*fd_dir < 0 && (*fd_dir = openat(e->fd[K_DIR], "fd", O_PATH | O_CLOEXEC)) < 0)
                 return -errno;
         /* The size is counted when asked (proc_fd_getattr), as pv_pid_count_fds's is. */
-        if (fstat(e->fd_dir, &st) < 0)
+        if (fstat(*fd_dir, &st) < 0)
                 return -errno;
         *ret = (uint64_t) st.st_size;
         return 0;
@@ -104,16 +89,17 @@ static int read_figures(struct pidfd_entry *e, int proc_fd, const char *pid, boo
                         struct figures *f)
 {
         *f = (struct figures) { 0 };
-        if (read_stat(e, proc_fd, pid) < 0 || pv_pid_stat_parse(buf, &f->stat) < 0)
+        if (pidfds_read_first(e, K_DIR, K_STAT, proc_fd, pid, "stat", buf, sizeof(buf)) < 0 ||
+            pv_pid_stat_parse(buf, &f->stat) < 0)
                 return -ESRCH;
         /* No virtual memory: a kernel thread or a zombie, whose statm is all 0. */
-        if (f->stat.vsize > 0 && (kept_read(&e->statm, e->dir, "statm") < 0 ||
+        if (f->stat.vsize > 0 && (kept_read(e, K_STATM, "statm") < 0 ||
                                   pv_pid_statm_parse(buf, &f->statm) < 0))
                 f->statm = (struct pv_pid_statm) { 0 };
-        if (swap && f->stat.vsize > 0 && pv_read_at(e->dir, "status", buf, sizeof(buf)) >= 0)
+        if (swap && f->stat.vsize > 0 && pv_read_at(e->fd[K_DIR], "status", buf, sizeof(buf)) >= 0)
                 (void) pv_kv_parse(buf, swap_key, 1, &f->swap, NULL);
         /* io is another user's secret (ptrace access): 0 then. */
-        if (kept_read(&e->io, e->dir, "io") >= 0)
+        if (kept_read(e, K_IO, "io") >= 0)
                 (void) pv_kv_parse(buf, io_keys, N_IO, f->io, NULL);
         if (count_fds(e, &f->fds) < 0)
                 f->fds = 0;
@@ -149,8 +135,7 @@ static void process_values(const struct figures *f, uint64_t now, uint64_t *v)
 /* One process; a process that exited meanwhile is simply not listed (0). */
 static int publish(int proc_fd, const char *pid, bool swap, uint64_t now)
 {
-        struct pidfd_entry once = { .dir = -1, .fd_dir = -1, .stat = -1, .statm = -1, .io = -1 };
-        struct pidfd_entry *e;
+        struct pidfd_entry once = PIDFD_ENTRY_ONCE, *e;
         uint64_t v[N_VALUES] = { 0 };
         PPERF_COUNTERSET_INSTANCE inst;
         struct figures f;
@@ -197,25 +182,6 @@ static int collect(void)
         return r;
 }
 
-/*
- * How many processes keep their five descriptors open: those of half the
- * open-file limit, which is raised first (to 65,536 at most) as the hard
- * limit allows, this plugin having its host process to itself.
- */
-static size_t kept_max(void)
-{
-        struct rlimit rl;
-
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-                return 0;
-        if (rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
-                rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        (void) getrlimit(RLIMIT_NOFILE, &rl);
-        }
-        return (rl.rlim_cur < 65536 ? rl.rlim_cur : 65536) / 2 / 5;
-}
-
 static ULONG start(PERFLIBREQUEST callback)
 {
         long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
@@ -229,7 +195,7 @@ static ULONG start(PERFLIBREQUEST callback)
         tick_100ns = hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
         page_size = page > 0 ? (uint64_t) page : 4096;
         /* Without the table every process is opened anew each collection, as before it. */
-        if (pidfds_init(&kept, kept_max()) < 0)
+        if (pidfds_init(&kept, pidfds_budget() / 5) < 0)
                 pv_log(LOG_WARNING, "no memory for the kept /proc descriptors");
         status = CounterInitialize(callback, NULL, NULL, NULL);
         if (status == ERROR_SUCCESS)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The kept /proc/PID descriptors of the Process provider (pidfds.h). */
+/* The kept /proc/PID descriptors of the Process and Thread providers (pidfds.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "pidfds.h"
@@ -44,19 +46,18 @@ struct pidfd_entry *pidfds_get(struct pidfds *t, uint32_t pid)
         if (t->n == t->max)
                 return NULL;
         t->n++;
-        t->slot[i] = (struct pidfd_entry) { .pid = pid, .seen = true, .dir = -1, .fd_dir = -1,
-                                            .stat = -1, .statm = -1, .io = -1 };
+        t->slot[i] = (struct pidfd_entry) PIDFD_ENTRY_ONCE;
+        t->slot[i].pid = pid;
+        t->slot[i].seen = true;
         return &t->slot[i];
 }
 
 void pidfds_close(struct pidfd_entry *e)
 {
-        int *fd[] = { &e->dir, &e->fd_dir, &e->stat, &e->statm, &e->io };
-
-        for (size_t k = 0; k < sizeof(fd) / sizeof(fd[0]); k++) {
-                if (*fd[k] >= 0)
-                        close(*fd[k]);
-                *fd[k] = -1;
+        for (size_t k = 0; k < PIDFDS_FDS; k++) {
+                if (e->fd[k] >= 0)
+                        close(e->fd[k]);
+                e->fd[k] = -1;
         }
 }
 
@@ -120,4 +121,43 @@ int pidfds_pread(int fd, char *buf, size_t size)
                 return -ENOBUFS;
         buf[n] = '\0';
         return (int) n;
+}
+
+int pidfds_read(int *fd, int dir, const char *name, char *buf, size_t size)
+{
+        if (*fd < 0 && (*fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+                return -errno;
+        return pidfds_pread(*fd, buf, size);
+}
+
+int pidfds_read_first(struct pidfd_entry *e, int dir_slot, int file_slot, int parent,
+                      const char *dir, const char *file, char *buf, size_t size)
+{
+        int *d = &e->fd[dir_slot];
+
+        /* A kept file that no longer reads is a reaped process, its PID maybe another's. */
+        if (*d >= 0 && pidfds_read(&e->fd[file_slot], *d, file, buf, size) >= 0)
+                return 0;
+        pidfds_close(e);
+        /* One lookup of the PID; its files are then opened relative to it. */
+        *d = openat(parent, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (*d >= 0 && pidfds_read(&e->fd[file_slot], *d, file, buf, size) >= 0)
+                return 0;
+        pidfds_close(e);
+        return -ESRCH;
+}
+
+size_t pidfds_budget(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return 0;
+        /* The plugin has its host process to itself: the hard limit is its to use. */
+        if (rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        (void) getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        return (rl.rlim_cur < 65536 ? (size_t) rl.rlim_cur : 65536) / 2;
 }
