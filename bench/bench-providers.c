@@ -6,8 +6,9 @@
  * provider's collect service, a snapshot of its counterset, and
  * PERF_COLLECT_END, within perflibd's collect bound
  * ($PERFLIB_COLLECT_TIMEOUT_MS, else 100 ms): a collection that does not
- * answer in time is counted as over it.  Then Process again with 1,000
- * and with 2,000 extra processes running.  Prints figures; passes or fails nothing.
+ * answer in time is counted as over it.  Then Process and Thread again with
+ * 1,000 and with 2,000 extra processes running, and the cost of one more
+ * process (thread) from the two.  Prints figures; passes or fails nothing.
  *
  *      bench-providers [--quick] [PLUGIN.so ...]
  *
@@ -146,10 +147,11 @@ static uint32_t collect(struct pl_reader *r, int *over)
         return n;
 }
 
-static void measure(const char *so, const char *label)
+/* Returns the CPU time of one collection, in us. */
+static double measure(const char *so, const char *label)
 {
         struct running p;
-        double best = 1e18, total = 0, cpu0;
+        double best = 1e18, total = 0, cpu0, cpu;
         uint32_t n = 0;
         int over = 0;
 
@@ -168,10 +170,12 @@ static void measure(const char *so, const char *label)
         }
         /* The plugin's service thread runs in this process: its CPU time is the
          * collection's cost, whatever else the machine runs meanwhile. */
+        cpu = (cpu_us() - cpu0) / iterations;
         printf("%s: mean %.1f us, best %.1f us, CPU %.1f us per collection (%u instances), "
-               "%d over the %d ms bound\n", label, total / iterations, best,
-               (cpu_us() - cpu0) / iterations, n, over, pl_collect_timeout_ms());
+               "%d over the %d ms bound\n", label, total / iterations, best, cpu, n, over,
+               pl_collect_timeout_ms());
         plugin_stop(&p);
+        return cpu;
 }
 
 static char *label_of(const char *so)
@@ -213,6 +217,33 @@ static void kill_sleepers(pid_t *pids, int n)
         free(pids);
 }
 
+/*
+ * Process and Thread again with 1,000 and 2,000 extra sleeping processes
+ * (one thread each); the difference of the two, per process, is what one
+ * more process (one more thread) costs a collection.
+ */
+static void measure_extra(const char *process, const char *thread)
+{
+        pid_t *pids = spawn_sleepers(EXTRA_PROCESSES), *more;
+        double p1 = 0, p2 = 0, t1 = 0, t2 = 0;
+
+        if (process)
+                p1 = measure(process, "process+1000");
+        if (thread)
+                t1 = measure(thread, "thread+1000");
+        more = spawn_sleepers(EXTRA_PROCESSES);
+        if (process)
+                p2 = measure(process, "process+2000");
+        if (thread)
+                t2 = measure(thread, "thread+2000");
+        kill_sleepers(more, EXTRA_PROCESSES);
+        kill_sleepers(pids, EXTRA_PROCESSES);
+        if (process)
+                printf("process-per-process: CPU %.1f us\n", (p2 - p1) / EXTRA_PROCESSES);
+        if (thread)
+                printf("thread-per-thread: CPU %.1f us\n", (t2 - t1) / EXTRA_PROCESSES);
+}
+
 static void setup_rundir(void)
 {
         const char *tmp = getenv("TMPDIR");
@@ -225,7 +256,7 @@ static void setup_rundir(void)
 int main(int argc, char **argv)
 {
         const char *top = getenv("top_builddir");
-        const char *process = NULL;
+        const char *process = NULL, *thread = NULL;
         char pattern[PATH_MAX];
         glob_t g = { 0 };
         int first = 1;
@@ -253,17 +284,12 @@ int main(int argc, char **argv)
                 measure(so, label);
                 if (strcmp(label, "process") == 0)
                         process = so;
+                if (strcmp(label, "thread") == 0)
+                        thread = so;
                 free(label);
         }
-        if (process) {
-                pid_t *pids = spawn_sleepers(EXTRA_PROCESSES), *more;
-
-                measure(process, "process+1000");
-                more = spawn_sleepers(EXTRA_PROCESSES);
-                measure(process, "process+2000");
-                kill_sleepers(more, EXTRA_PROCESSES);
-                kill_sleepers(pids, EXTRA_PROCESSES);
-        }
+        if (process || thread)
+                measure_extra(process, thread);
         globfree(&g);
         rmdir(rundir);
         return 0;

@@ -752,3 +752,34 @@ bool pv_proc_links_count(int proc_dirfd)
                         return listed == before;
         return false;
 }
+
+/* ---- shared by the CPU providers ---- */
+
+void pv_cpu_times_add(struct pv_cpu_times *sum, const struct pv_cpu_times *t)
+{
+        sum->user += t->user;
+        sum->nice += t->nice;
+        sum->system += t->system;
+        sum->idle += t->idle;
+        sum->iowait += t->iowait;
+        sum->irq += t->irq;
+        sum->softirq += t->softirq;
+        sum->steal += t->steal;
+}
+
+void pv_interrupts_read_file(const char *root, const unsigned *cpu_id, size_t n,
+                             uint64_t *per_cpu)
+{
+        FILE *f = pv_fopen(root, "interrupts");
+
+        if (!f || pv_interrupts_read(f, cpu_id, n, per_cpu) < 0)
+                for (size_t i = 0; i < n; i++)
+                        per_cpu[i] = 0;
+        if (f)
+                fclose(f);
+}
+
+int pv_dir_walk(int fd, int (*fn)(const struct dirent64 *e, void *userdata), void *userdata)
+{
+        return walk_entries(fd, fn, userdata);
+}

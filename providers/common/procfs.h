@@ -186,4 +186,20 @@ int pv_proc_count_by_links(int proc_dirfd, uint64_t *ret);
  */
 bool pv_proc_links_count(int proc_dirfd);
 
+/* ---- shared by the CPU providers (Processor, Processor Information) ---- */
+
+/* Adds t's times into sum, field by field. */
+void pv_cpu_times_add(struct pv_cpu_times *sum, const struct pv_cpu_times *t);
+
+/* pv_interrupts_read of root/interrupts; per_cpu all 0 when it cannot be read. */
+void pv_interrupts_read_file(const char *root, const unsigned *cpu_id, size_t n,
+                             uint64_t *per_cpu);
+
+/*
+ * Calls fn on each entry of the open directory fd from its start (it is
+ * rewound first, so a kept descriptor lists anew), until fn returns non-0.
+ */
+struct dirent64;
+int pv_dir_walk(int fd, int (*fn)(const struct dirent64 *e, void *userdata), void *userdata);
+
 #endif /* PV_PROCFS_H */

@@ -12,11 +12,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "instances.h"
+#include "pidfds.h"
 #include "plugin.h"
 #include "procfs.h"
 #include "process.h"
@@ -24,6 +26,9 @@
 #define N_VALUES        (PV_PROCESS_ELAPSED_TIME_FREQ + 1)
 
 static struct pv_instset processes;
+static struct pidfds kept;
+/* The descriptors kept of a process: /proc/PID and PID/fd as O_PATH, and three files. */
+enum { K_DIR, K_FD_DIR, K_STAT, K_STATM, K_IO };
 static uint64_t tick_100ns, page_size;
 /* Whether fd/'s size counts the descriptors (Linux 6.2+), probed at start. */
 static bool fds_by_size;
@@ -56,22 +61,47 @@ static bool swap_in_use(void)
         return sysinfo(&si) < 0 || si.totalswap != si.freeswap;
 }
 
-/* The files of one process, through its /proc/PID directory; -ESRCH: gone. */
-static int read_figures(int dfd, bool swap, struct figures *f)
+/* The file name of e's process into buf, through the kept descriptor *fd. */
+static int kept_read(struct pidfd_entry *e, int slot, const char *name)
+{
+        return pidfds_read(&e->fd[slot], e->fd[K_DIR], name, buf, sizeof(buf));
+}
+
+/* The open descriptors of e's process: fd/'s size, through a kept descriptor of fd/. */
+static int count_fds(struct pidfd_entry *e, uint64_t *ret)
+{
+        int *fd_dir = &e->fd[K_FD_DIR];
+        struct stat st;
+
+        if (!fds_by_size)
+                return pv_pid_count_fds(e->fd[K_DIR], false, ret);
+        if (*fd_dir < 0 && (*fd_dir = openat(e->fd[K_DIR], "fd", O_PATH | O_CLOEXEC)) < 0)
+                return -errno;
+        /* The size is counted when asked (proc_fd_getattr), as pv_pid_count_fds's is. */
+        if (fstat(*fd_dir, &st) < 0)
+                return -errno;
+        *ret = (uint64_t) st.st_size;
+        return 0;
+}
+
+/* The files of one process; -ESRCH: gone. */
+static int read_figures(struct pidfd_entry *e, int proc_fd, const char *pid, bool swap,
+                        struct figures *f)
 {
         *f = (struct figures) { 0 };
-        if (pv_read_at(dfd, "stat", buf, sizeof(buf)) < 0 || pv_pid_stat_parse(buf, &f->stat) < 0)
+        if (pidfds_read_first(e, K_DIR, K_STAT, proc_fd, pid, "stat", buf, sizeof(buf)) < 0 ||
+            pv_pid_stat_parse(buf, &f->stat) < 0)
                 return -ESRCH;
         /* No virtual memory: a kernel thread or a zombie, whose statm is all 0. */
-        if (f->stat.vsize > 0 && (pv_read_at(dfd, "statm", buf, sizeof(buf)) < 0 ||
+        if (f->stat.vsize > 0 && (kept_read(e, K_STATM, "statm") < 0 ||
                                   pv_pid_statm_parse(buf, &f->statm) < 0))
                 f->statm = (struct pv_pid_statm) { 0 };
-        if (swap && f->stat.vsize > 0 && pv_read_at(dfd, "status", buf, sizeof(buf)) >= 0)
+        if (swap && f->stat.vsize > 0 && pv_read_at(e->fd[K_DIR], "status", buf, sizeof(buf)) >= 0)
                 (void) pv_kv_parse(buf, swap_key, 1, &f->swap, NULL);
         /* io is another user's secret (ptrace access): 0 then. */
-        if (pv_read_at(dfd, "io", buf, sizeof(buf)) >= 0)
+        if (kept_read(e, K_IO, "io") >= 0)
                 (void) pv_kv_parse(buf, io_keys, N_IO, f->io, NULL);
-        if (pv_pid_count_fds(dfd, fds_by_size, &f->fds) < 0)
+        if (count_fds(e, &f->fds) < 0)
                 f->fds = 0;
         return 0;
 }
@@ -105,17 +135,16 @@ static void process_values(const struct figures *f, uint64_t now, uint64_t *v)
 /* One process; a process that exited meanwhile is simply not listed (0). */
 static int publish(int proc_fd, const char *pid, bool swap, uint64_t now)
 {
+        struct pidfd_entry once = PIDFD_ENTRY_ONCE, *e;
         uint64_t v[N_VALUES] = { 0 };
         PPERF_COUNTERSET_INSTANCE inst;
         struct figures f;
-        int dfd, r;
+        int r;
 
-        /* One lookup of the PID; its files are then opened relative to it. */
-        dfd = openat(proc_fd, pid, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return 0;
-        r = read_figures(dfd, swap, &f);
-        close(dfd);
+        /* Past the table's room a process is opened and closed within the collection. */
+        e = pidfds_get(&kept, (uint32_t) strtoul(pid, NULL, 10));
+        r = read_figures(e ? e : &once, proc_fd, pid, swap, &f);
+        pidfds_close(&once);
         if (r < 0)
                 return 0;
         process_values(&f, now, v);
@@ -146,8 +175,10 @@ static int collect(void)
                 if (isdigit((unsigned char) e->d_name[0]))
                         r = publish(dirfd(d), e->d_name, swap, now);
         closedir(d);
-        if (r == 0)
+        if (r == 0) {
                 pv_instset_sweep(&processes);
+                pidfds_sweep(&kept);
+        }
         return r;
 }
 
@@ -163,15 +194,21 @@ static ULONG start(PERFLIBREQUEST callback)
                 close(fd);
         tick_100ns = hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
         page_size = page > 0 ? (uint64_t) page : 4096;
+        /* Without the table every process is opened anew each collection, as before it. */
+        if (pidfds_init(&kept, pidfds_budget() / 5) < 0)
+                pv_log(LOG_WARNING, "no memory for the kept /proc descriptors");
         status = CounterInitialize(callback, NULL, NULL, NULL);
         if (status == ERROR_SUCCESS)
                 pv_instset_init(&processes, PV_PROCESS_PROVIDER, &PV_PROCESSGuid);
+        else
+                pidfds_done(&kept);
         return status;
 }
 
 static void stop(void)
 {
         pv_instset_done(&processes);
+        pidfds_done(&kept);
         CounterCleanup();
 }
 

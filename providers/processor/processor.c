@@ -55,30 +55,6 @@ static int set_instance(const char *name, uint32_t id, const uint64_t *v)
         return r;
 }
 
-/* Per-CPU interrupt counts; all zero when /proc/interrupts cannot be read. */
-static void read_interrupts(const struct pv_stat *st, uint64_t *per_cpu)
-{
-        FILE *f = pv_fopen("/proc", "interrupts");
-
-        if (!f || pv_interrupts_read(f, st->cpu_id, st->n_cpu, per_cpu) < 0)
-                for (size_t i = 0; i < st->n_cpu; i++)
-                        per_cpu[i] = 0;
-        if (f)
-                fclose(f);
-}
-
-static void add_times(struct pv_cpu_times *sum, const struct pv_cpu_times *t)
-{
-        sum->user += t->user;
-        sum->nice += t->nice;
-        sum->system += t->system;
-        sum->idle += t->idle;
-        sum->iowait += t->iowait;
-        sum->irq += t->irq;
-        sum->softirq += t->softirq;
-        sum->steal += t->steal;
-}
-
 static int publish(const struct pv_stat *st, const uint64_t *interrupts)
 {
         uint64_t v[N_VALUES] = { 0 }, sum = 0;
@@ -92,7 +68,7 @@ static int publish(const struct pv_stat *st, const uint64_t *interrupts)
                 if ((r = set_instance(name, st->cpu_id[i], v)) < 0)
                         return r;
                 sum += interrupts[i];
-                add_times(&total, &st->cpu[i]);
+                pv_cpu_times_add(&total, &st->cpu[i]);
         }
         if (st->n_cpu == 0)
                 total = st->total;
@@ -114,7 +90,7 @@ static int collect(void)
                 pv_stat_done(&st);
                 return -ENOMEM;
         }
-        read_interrupts(&st, interrupts);
+        pv_interrupts_read_file("/proc", st.cpu_id, st.n_cpu, interrupts);
         r = publish(&st, interrupts);
         /* A CPU taken offline is no longer listed: its instance goes. */
         if (r == 0)
