@@ -8,7 +8,9 @@
  * ($PERFLIB_COLLECT_TIMEOUT_MS, else 100 ms): a collection that does not
  * answer in time is counted as over it.  Then Process and Thread again with
  * 1,000 and with 2,000 extra processes running, and the cost of one more
- * process (thread) from the two.  Prints figures; passes or fails nothing.
+ * process (thread) from the two.  Last, every plugin again with 500
+ * processes running, summed: what one collection of every provider costs.
+ * Prints figures; passes or fails nothing.
  *
  *      bench-providers [--quick] [PLUGIN.so ...]
  *
@@ -147,8 +149,8 @@ static uint32_t collect(struct pl_reader *r, int *over)
         return n;
 }
 
-/* Returns the CPU time of one collection, in us. */
-static double measure(const char *so, const char *label)
+/* The CPU time of one collection, in us; its mean wall time in *ret_wall when not NULL. */
+static double measure_wall(const char *so, const char *label, double *ret_wall)
 {
         struct running p;
         double best = 1e18, total = 0, cpu0, cpu;
@@ -175,7 +177,14 @@ static double measure(const char *so, const char *label)
                "%d over the %d ms bound\n", label, total / iterations, best, cpu, n, over,
                pl_collect_timeout_ms());
         plugin_stop(&p);
+        if (ret_wall)
+                *ret_wall = total / iterations;
         return cpu;
+}
+
+static double measure(const char *so, const char *label)
+{
+        return measure_wall(so, label, NULL);
 }
 
 static char *label_of(const char *so)
@@ -244,6 +253,45 @@ static void measure_extra(const char *process, const char *thread)
                 printf("thread-per-thread: CPU %.1f us\n", (t2 - t1) / EXTRA_PROCESSES);
 }
 
+/* The processes the machine runs now (numeric entries of /proc). */
+static int count_processes(void)
+{
+        glob_t g = { 0 };
+        int n = 0;
+
+        if (glob("/proc/[0-9]*", GLOB_ONLYDIR, NULL, &g) == 0)
+                n = (int) g.gl_pathc;
+        globfree(&g);
+        return n;
+}
+
+/*
+ * Every plugin once more, with the machine running ALL_PROCESSES processes
+ * (sleepers added up to that): the sum of their collections is what one
+ * query of every counterset costs on such a machine.
+ */
+#define ALL_PROCESSES 500
+static void measure_all(char **so, size_t n)
+{
+        int have = count_processes(), extra = have < ALL_PROCESSES ? ALL_PROCESSES - have : 0;
+        pid_t *pids = spawn_sleepers(extra);
+        double wall = 0, cpu = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                char *label = label_of(so[i]), full[64];
+                double w = 0;
+
+                snprintf(full, sizeof(full), "%s@%d", label, ALL_PROCESSES);
+                cpu += measure_wall(so[i], full, &w);
+                wall += w;
+                free(label);
+        }
+        printf("all-providers@%d-processes (%d running): wall %.2f ms, CPU %.2f ms per "
+               "collection of every provider\n", ALL_PROCESSES, count_processes(), wall / 1000,
+               cpu / 1000);
+        kill_sleepers(pids, extra);
+}
+
 static void setup_rundir(void)
 {
         const char *tmp = getenv("TMPDIR");
@@ -290,6 +338,10 @@ int main(int argc, char **argv)
         }
         if (process || thread)
                 measure_extra(process, thread);
+        if (argc == first)
+                measure_all(g.gl_pathv, g.gl_pathc);
+        else
+                measure_all(argv + first, (size_t) (argc - first));
         globfree(&g);
         rmdir(rundir);
         return 0;
