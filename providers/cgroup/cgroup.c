@@ -75,9 +75,25 @@ static void cgroup_values(const struct pv_cgroup *c, uint64_t *v)
         v[PV_CGROUP_PCT_IO_FULL] = c->io.full.total * US_100NS;
 }
 
+/*
+ * The instance name of a group's path: '(', ')' and '#' would end the
+ * instance or number it in a counter path, so they become '[', ']' and
+ * '_', as Windows' own providers write such instance names.  Group names
+ * of systemd and the container runtimes have none of them.
+ */
+static void instance_name(const char *path, char *buf, size_t size)
+{
+        size_t i;
+
+        for (i = 0; path[i] && i + 1 < size; i++)
+                buf[i] = path[i] == '(' ? '[' : path[i] == ')' ? ']' : path[i] == '#' ? '_' : path[i];
+        buf[i] = '\0';
+}
+
 static int publish(const char *path, int dirfd, uint64_t ino, void *userdata)
 {
         uint64_t v[N_VALUES] = { 0 };
+        char name[PATH_MAX];
         PPERF_COUNTERSET_INSTANCE inst;
         struct pv_cgroup c;
         int r;
@@ -91,7 +107,8 @@ static int publish(const char *path, int dirfd, uint64_t ino, void *userdata)
         seen_files |= c.have;
         cgroup_values(&c, v);
         /* The id only tells groups of one name apart: its low 32 bits do. */
-        r = pv_instset_get(&groups, path, (uint32_t) ino, &inst);
+        instance_name(path, name, sizeof(name));
+        r = pv_instset_get(&groups, name, (uint32_t) ino, &inst);
         if (r < 0)
                 return r;
         pv_set_values(PV_CGROUP_PROVIDER, inst, &PV_CGROUPInfo.CounterSet, v, N_VALUES);
