@@ -358,8 +358,28 @@ def check_cgroup(srv):
 
 # ---- the provider over saved trees ----
 
+def readable_copy(src):
+    """A copy of the saved tree that nobody (whom a root perflibd runs plugins as) can read."""
+    dst = tempfile.mkdtemp(prefix="providers-psi-tree.", dir=os.path.join(TOP, "tests"))
+    os.chmod(dst, 0o755)
+    tree = os.path.join(dst, "tree")
+    shutil.copytree(src, tree)
+    for top, dirs, files in os.walk(tree):
+        os.chmod(top, 0o755)
+        for f in files:
+            os.chmod(os.path.join(top, f), 0o644)
+    return dst, tree
+
+
 def check_fixtures():
-    tree = os.path.join(FIXTURES, "v2-systemd")
+    copy, tree = readable_copy(os.path.join(FIXTURES, "v2-systemd"))
+    try:
+        check_tree(tree)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def check_tree(tree):
     srv = Server({"PERFLIB_CGROUP_ROOT": tree})
     try:
         # A group named with characters of counter path syntax gets them replaced.
