@@ -83,10 +83,14 @@ static void cgroup_values(const struct pv_cgroup *c, uint64_t *v)
  */
 static void instance_name(const char *path, char *buf, size_t size)
 {
+        static const char from[] = "()#", to[] = "[]_";
         size_t i;
 
-        for (i = 0; path[i] && i + 1 < size; i++)
-                buf[i] = path[i] == '(' ? '[' : path[i] == ')' ? ']' : path[i] == '#' ? '_' : path[i];
+        for (i = 0; path[i] && i + 1 < size; i++) {
+                const char *c = strchr(from, path[i]);
+
+                buf[i] = c ? to[c - from] : path[i];
+        }
         buf[i] = '\0';
 }
 

@@ -22,7 +22,8 @@ struct pv_psi_line {
 
 enum {
         PV_PSI_SOME = 1 << 0,   /* the "some" line was there and whole */
-        PV_PSI_FULL = 1 << 1,   /* the "full" line (not for CPU before Linux 5.13; irq has only it) */
+        /* the "full" line (not for CPU before Linux 5.13; irq has only it) */
+        PV_PSI_FULL = 1 << 1,
 };
 
 struct pv_psi {
