@@ -54,7 +54,7 @@ LAYERS = {
 }
 # Every provider and sample folder: the SDK and its own common code.
 for sub in ("logicaldisk", "memory", "netif", "physicaldisk", "process",
-            "processor", "system", "procinfo", "thread"):
+            "processor", "system", "procinfo", "thread", "pressure", "cgroup"):
     LAYERS["providers/" + sub] = [SDK_H, "providers/common"]
 for sub in ("plugin", "consumer", "usermode", "kernelmode"):
     LAYERS["samples/" + sub] = [SDK_H, "samples/common"]
