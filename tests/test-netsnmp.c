@@ -218,7 +218,7 @@ static void test_tcp_states(void **state)
 
         f = pv_fopen(NETPROTO_FIXTURES, "linux-6.18/tcp");
         assert_non_null(f);
-        assert_int_equal(pv_tcp_states_read(f, c), 0);
+        assert_int_equal(pv_tcp_states_read(f, UINT64_MAX, c), 0);
         fclose(f);
         assert_int_equal(c[PV_TCP_ESTABLISHED], 6);
         assert_int_equal(c[PV_TCP_TIME_WAIT], 24);
@@ -227,7 +227,7 @@ static void test_tcp_states(void **state)
 
         f = pv_fopen(NETPROTO_FIXTURES, "linux-6.18/tcp6");
         assert_non_null(f);
-        assert_int_equal(pv_tcp_states_read(f, c), 0);
+        assert_int_equal(pv_tcp_states_read(f, UINT64_MAX, c), 0);
         fclose(f);
         assert_int_equal(c[PV_TCP_LISTEN], 1);
         assert_int_equal(c[PV_TCP_FIN_WAIT2], 1);
@@ -236,13 +236,20 @@ static void test_tcp_states(void **state)
 
         f = pv_fopen(NETPROTO_FIXTURES, "garbage/tcp");
         assert_non_null(f);
-        assert_int_equal(pv_tcp_states_read(f, c), 0);
+        assert_int_equal(pv_tcp_states_read(f, UINT64_MAX, c), 0);
         fclose(f);
         assert_int_equal(c[PV_TCP_LISTEN], 1);
         assert_int_equal(c[PV_TCP_ESTABLISHED], 1);     /* not the short, bad or colonless ones */
         assert_int_equal(c[PV_TCP_NEW_SYN_RECV], 1);
         assert_int_equal(c[PV_TCP_TIME_WAIT], 1);
         assert_int_equal(c[0], 0);
+
+        /* Bounded: 32 sockets, counted to 10 and one more. */
+        f = pv_fopen(NETPROTO_FIXTURES, "linux-6.18/tcp");
+        assert_non_null(f);
+        assert_int_equal(pv_tcp_states_read(f, 10, c), -E2BIG);
+        fclose(f);
+        assert_int_equal(c[PV_TCP_LISTEN] + c[PV_TCP_ESTABLISHED] + c[PV_TCP_TIME_WAIT], 11);
 }
 
 /* Appends one netlink message of type and payload to b at *len. */

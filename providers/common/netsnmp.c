@@ -222,15 +222,17 @@ int pv_snmp6_parse(const char *text, const char *const *keys, size_t n, uint64_t
 
 /* ---- TCP sockets by state ---- */
 
-int pv_tcp_states_read(FILE *f, uint64_t counts[PV_TCP_N_STATES])
+int pv_tcp_states_read(FILE *f, uint64_t max, uint64_t counts[PV_TCP_N_STATES])
 {
         char *line = NULL;
         size_t cap = 0;
+        uint64_t total = 0;
+        int r = 0;
 
         if (!f || !counts)
                 return -EINVAL;
         memset(counts, 0, PV_TCP_N_STATES * sizeof(*counts));
-        while (getline(&line, &cap, f) > 0) {
+        while (r == 0 && getline(&line, &cap, f) > 0) {
                 /* "sl: local remote st ...": st is the state, two hex digits. */
                 const char *p = line;
                 struct span t[4];
@@ -243,11 +245,14 @@ int pv_tcp_states_read(FILE *f, uint64_t counts[PV_TCP_N_STATES])
                 if (i < 4 || t[0].s[t[0].len - 1] != ':' || t[3].len != 2)
                         continue;
                 st = strtoul(t[3].s, &end, 16);
-                if (end == t[3].s + 2 && st > 0 && st < PV_TCP_N_STATES)
-                        counts[st]++;
+                if (end != t[3].s + 2 || st == 0 || st >= PV_TCP_N_STATES)
+                        continue;
+                counts[st]++;
+                if (++total > max)
+                        r = -E2BIG;
         }
         free(line);
-        return ferror(f) ? -EIO : 0;
+        return ferror(f) ? -EIO : r;
 }
 
 int pv_sockdiag_parse(const void *buf, size_t len, uint64_t counts[PV_TCP_N_STATES])

@@ -44,9 +44,10 @@ enum {
 
 /*
  * /proc/net/tcp or tcp6: counts[state] is set to the number of sockets in
- * each state (all zeroed first); lines without a state are skipped.
+ * each state (all zeroed first); lines without a state are skipped.  At
+ * most max sockets are counted: -E2BIG when there were more.
  */
-int pv_tcp_states_read(FILE *f, uint64_t counts[PV_TCP_N_STATES]);
+int pv_tcp_states_read(FILE *f, uint64_t max, uint64_t counts[PV_TCP_N_STATES]);
 
 /*
  * One buffer of a NETLINK_SOCK_DIAG dump of inet_diag_msg records: adds

@@ -277,6 +277,7 @@ static char texts[N_FILES][32768];
 /* The last error of each file and of each family's socket count, to log a change once. */
 static int file_error[N_FILES];
 static int states_error[2];
+static int diag_error[2];
 /* When the values were last collected (CLOCK_MONOTONIC ns), 0 before the first time. */
 static uint64_t collected_at;
 
@@ -284,31 +285,46 @@ static uint64_t collected_at;
 static void note(int *last, const char *what, int r)
 {
         if (r < 0 && r != *last)
-                pv_log(LOG_WARNING, "%s: %s; its counters stay 0", what, strerror(-r));
+                pv_log(LOG_WARNING, "%s: %s", what, strerror(-r));
         *last = r;
 }
 
-/* sock_diag, else the /proc file ss falls back to; idx 0 is IPv4, 1 IPv6. */
-static void read_states(int idx, uint64_t *states)
+/* The /proc file ss falls back to without sock_diag. */
+static int read_states_file(int idx, uint64_t *states)
 {
         static const char *const rel[2] = { "net/tcp", "net/tcp6" };
-        int r = pv_sockdiag_count(idx ? AF_INET6 : AF_INET, MAX_SOCKETS, states);
-        FILE *f;
+        FILE *f = pv_fopen("/proc", rel[idx]);
+        int r;
 
+        if (!f)
+                return -errno;
+        r = pv_tcp_states_read(f, MAX_SOCKETS, states);
+        fclose(f);
+        return r;
+}
+
+/* The TCP sockets of a family by state; idx 0 is IPv4, 1 IPv6. */
+static void read_states(int idx, uint64_t *states)
+{
+        static const char *const what[2][2] = {
+                { "sock_diag of IPv4 (reading /proc/net/tcp instead)", "TCP states of IPv4" },
+                { "sock_diag of IPv6 (reading /proc/net/tcp6 instead)", "TCP states of IPv6" },
+        };
+        int r = pv_sockdiag_count(idx ? AF_INET6 : AF_INET, MAX_SOCKETS, states);
+
+        if (r != -E2BIG)
+                note(&diag_error[idx], what[idx][0], r);
+        if (r < 0 && r != -E2BIG)
+                r = read_states_file(idx, states);
         if (r == -E2BIG) {
+                /* The counts of the sockets seen stand: the bound is logged, once. */
                 if (states_error[idx] != r)
                         pv_log(LOG_WARNING, "more than %llu TCP sockets of %s: counted no further",
                                (unsigned long long) MAX_SOCKETS, idx ? "IPv6" : "IPv4");
                 states_error[idx] = r;
                 return;
         }
-        if (r < 0) {
-                f = pv_fopen("/proc", rel[idx]);
-                r = f ? pv_tcp_states_read(f, states) : -errno;
-                if (f)
-                        fclose(f);
-        }
-        note(&states_error[idx], idx ? "TCP states of IPv6" : "TCP states of IPv4", r);
+        note(&states_error[idx], what[idx][1], r);
         if (r < 0)
                 memset(states, 0, PV_TCP_N_STATES * sizeof(*states));
 }
@@ -317,8 +333,10 @@ static void read_all(struct reading *rd)
 {
         for (int f = 0; f < N_FILES; f++) {
                 int r = pv_read_small("/proc", sources[f].rel, texts[f], sizeof(texts[f]));
+                char what[64];
 
-                note(&file_error[f], sources[f].rel, r);
+                snprintf(what, sizeof(what), "/proc/%s (its counters stay 0)", sources[f].rel);
+                note(&file_error[f], what, r);
                 rd->text[f] = r < 0 ? NULL : texts[f];
         }
         read_states(0, rd->states[0]);
