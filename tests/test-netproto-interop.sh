@@ -8,7 +8,8 @@
 # closed port (the closed one makes ICMP port unreachables), a TCP stream
 # and TCP connections opened and closed, over IPv4 and IPv6.  Rates are
 # compared over the same window, counts read right after each other;
-# every tolerance says why.  Exit 77 (SKIP) when a tool is missing or the
+# every tolerance says why.  Each counterset also starts with Windows'
+# counters, by Windows' names, in Windows' order.  Exit 77 (SKIP) when a tool is missing or the
 # machine has no IPv6 loopback.
 set -euo pipefail
 export LC_ALL=C
@@ -128,6 +129,30 @@ if ! wait_for '[ -S "$tmp/run/perflibd.sock" ] &&
         echo "FAIL: perflibd did not serve the netproto countersets"
         exit 1
 fi
+
+# ---- Windows' counter names, each counterset's first, in Windows' order ----
+# (the Windows Server 2003 counter reference and the Win32_PerfRawData_Tcpip_*
+# classes on learn.microsoft.com); typeperf -q lists what perflibd serves.
+tcp="Segments/sec|Connections Established|Connections Active|Connections Passive|Connection Failures|Connections Reset|Segments Received/sec|Segments Sent/sec|Segments Retransmitted/sec"
+udp="Datagrams/sec|Datagrams Received/sec|Datagrams No Port/sec|Datagrams Received Errors|Datagrams Sent/sec"
+ip="Datagrams/sec|Datagrams Received/sec|Datagrams Received Header Errors|Datagrams Received Address Errors|Datagrams Forwarded/sec|Datagrams Received Unknown Protocol|Datagrams Received Discarded|Datagrams Received Delivered/sec|Datagrams Sent/sec|Datagrams Outbound Discarded|Datagrams Outbound No Route|Fragments Received/sec|Fragments Re-assembled/sec|Fragment Re-assembly Failures|Fragmented Datagrams/sec|Fragmentation Failures|Fragments Created/sec"
+icmp="Messages/sec|Messages Received/sec|Messages Received Errors|Received Dest. Unreachable|Received Time Exceeded|Received Parameter Problem|Received Source Quench|Received Redirect/sec|Received Echo/sec|Received Echo Reply/sec|Received Timestamp/sec|Received Timestamp Reply/sec|Received Address Mask|Received Address Mask Reply|Messages Sent/sec|Messages Outbound Errors|Sent Destination Unreachable|Sent Time Exceeded|Sent Parameter Problem|Sent Source Quench|Sent Redirect/sec|Sent Echo/sec|Sent Echo Reply/sec|Sent Timestamp/sec|Sent Timestamp Reply/sec|Sent Address Mask|Sent Address Mask Reply"
+icmp6="Messages/sec|Messages Received/sec|Messages Received Errors|Received Dest. Unreachable|Received Packet Too Big|Received Time Exceeded|Received Parameter Problem|Received Echo/sec|Received Echo Reply/sec|Received Membership Query|Received Membership Report|Received Membership Reduction|Received Router Solicit|Received Router Advert|Received Neighbor Solicit|Received Neighbor Advert|Received Redirect/sec|Messages Sent/sec|Messages Outbound Errors|Sent Destination Unreachable|Sent Packet Too Big|Sent Time Exceeded|Sent Parameter Problem|Sent Echo/sec|Sent Echo Reply/sec|Sent Membership Query|Sent Membership Report|Sent Membership Reduction|Sent Router Solicit|Sent Router Advert|Sent Neighbor Solicit|Sent Neighbor Advert|Sent Redirect/sec"
+names_fail=0
+for spec in "TCPv4=$tcp" "TCPv6=$tcp" "UDPv4=$udp" "UDPv6=$udp" "IPv4=$ip" "IPv6=$ip" \
+            "ICMP=$icmp" "ICMPv6=$icmp6"; do
+        cs=${spec%%=*}
+        printf '%s\n' "${spec#*=}" | tr '|' '\n' | sed "s|^|\\\\$cs\\\\|" >"$tmp/want.txt"
+        typeperf -q "$cs" >"$tmp/q.txt"
+        head -n "$(wc -l <"$tmp/want.txt")" "$tmp/q.txt" >"$tmp/got.txt"
+        if diff -u "$tmp/want.txt" "$tmp/got.txt" >"$tmp/names.diff"; then
+                echo "PASS: $cs starts with Windows' $(wc -l <"$tmp/want.txt") counters, in order"
+        else
+                echo "FAIL: $cs does not start with Windows' counters:"
+                sed 's/^/    /' "$tmp/names.diff"
+                names_fail=1
+        fi
+done
 
 # ---- connections per family, against ss, before and after N4 + N6 ----
 conns=('\TCPv4\Connections Established' '\TCPv6\Connections Established'
@@ -268,3 +293,4 @@ for path, key, tol in [
 least("nstat IcmpInDestUnreachs", n2.get("IcmpInDestUnreachs", 0), 60)
 sys.exit(1 if failures else 0)
 EOF
+[ "$names_fail" -eq 0 ]
