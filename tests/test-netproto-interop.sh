@@ -192,9 +192,14 @@ counts=('\TCPv4\Connections Active' '\TCPv6\Connections Passive' '\TCPv4\Connect
         '\TCPv4\Connection Failures' '\TCPv4\Listen Drops' '\UDPv4\Datagrams Received Errors'
         '\ICMP\Received Dest. Unreachable' '\ICMP\Sent Destination Unreachable'
         '\ICMPv6\Received Dest. Unreachable' '\ICMPv6\Sent Destination Unreachable'
-        '\IPv4\Datagrams Received Header Errors' '\IPv6\Datagrams Outbound No Route')
+        '\IPv4\Datagrams Received Header Errors' '\IPv6\Datagrams Outbound No Route'
+        '\TCPv4\Connections Time Wait' '\TCPv4\Listen Overflows' '\UDPv4\Sockets In Use'
+        '\TCPv6\Sockets In Use')
 typeperf "${counts[@]}" -sc 1 >"$tmp/counts.csv"
 kernel >"$tmp/nstat2.json"
+ss -4 -Htan state time-wait | wc -l >"$tmp/tw.txt"
+cp /proc/net/sockstat "$tmp/sockstat"
+cp /proc/net/sockstat6 "$tmp/sockstat6"
 
 "$PY" - "$tmp" "$N4" "$N6" <<'EOF'
 import csv, json, sys
@@ -291,6 +296,24 @@ for path, key, tol in [
     check(path + " vs nstat " + key, c[path], n2.get(key, 0) % 2**32, tol, 0,
           "read right after each other")
 least("nstat IcmpInDestUnreachs", n2.get("IcmpInDestUnreachs", 0), 60)
+check("\\TCPv4\\Listen Overflows vs nstat TcpExtListenOverflows", c["\\TCPv4\\Listen Overflows"],
+      n2.get("TcpExtListenOverflows", 0) % 2**32, 2, 0, "read right after each other")
+
+# Linux's own counters against ss and the kernel's file read right after:
+# TIME-WAIT sockets expire and others' connections add some: 5 + 10 %.
+tw = int(open(tmp + "/tw.txt").read())
+least("ss -4 state time-wait", tw, 20)
+check("\\TCPv4\\Connections Time Wait vs ss -4 state time-wait", c["\\TCPv4\\Connections Time Wait"],
+      tw, 5, 0.10, "sockets expiring and others' between the reads")
+def inuse(name, section):
+    for line in open(tmp + "/" + name):
+        f = line.split()
+        if f[0] == section + ":":
+            return int(f[f.index("inuse") + 1])
+for path, name, section in (("\\UDPv4\\Sockets In Use", "sockstat", "UDP"),
+                            ("\\TCPv6\\Sockets In Use", "sockstat6", "TCP6")):
+    check(path + " vs /proc/net/" + name + " " + section + " inuse", c[path], inuse(name, section),
+          3, 0, "others' sockets between the reads")
 sys.exit(1 if failures else 0)
 EOF
 [ "$names_fail" -eq 0 ]
