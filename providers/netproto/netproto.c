@@ -25,9 +25,10 @@
 #include "netproto.h"
 
 /*
- * sock_diag costs about as much per socket as ss; past this many sockets
- * of a family a collection stops counting (and says so once) rather than
- * spend a second on a socket-flooded host.
+ * Counting the sockets by state costs per socket (sock_diag's records, or
+ * /proc/net/tcp's lines); past this many sockets of a family a collection
+ * stops counting (and says so once) rather than spend a second on a
+ * socket-flooded host.
  */
 #define MAX_SOCKETS     (UINT64_C(1) << 18)
 /*
@@ -38,10 +39,10 @@
  * interval, 2 % of a one-second sample at worst.
  */
 #define REUSE_NS        (UINT64_C(20) * 1000000)
-/* The largest counter id of a counterset, plus the aux slots, plus one. */
+/* Room for every counter id of any counterset and the aux slots after them. */
 #define N_SLOTS         40
 
-/* The TCPv4/TCPv6 (and other) pairs share their ids (gen of netproto.man). */
+/* The TCPv4/TCPv6 (and other) pairs have the same ids: netproto.man was written so. */
 _Static_assert(PV_TCPV6_TIMEOUTS == PV_TCPV4_TIMEOUTS, "TCPv6 ids are TCPv4's");
 _Static_assert(PV_UDPV6_SOCKETS_IN_USE == PV_UDPV4_SOCKETS_IN_USE, "UDPv6 ids are UDPv4's");
 _Static_assert(PV_IPV6_FRAGMENT_QUEUE_BYTES == PV_IPV4_FRAGMENT_QUEUE_BYTES, "IPv6 ids are IPv4's");
@@ -272,7 +273,7 @@ static const struct cset csets[] = {
 #define N_CSETS (sizeof(csets) / sizeof(csets[0]))
 
 static PPERF_COUNTERSET_INSTANCE instances[N_CSETS];
-/* The texts, big enough for a 6.x netstat four times over; static: one collection at a time. */
+/* The texts, big enough for a 6.x netstat several times over; static: one collection at a time. */
 static char texts[N_FILES][32768];
 /* The last error of each file and of each family's socket count, to log a change once. */
 static int file_error[N_FILES];
