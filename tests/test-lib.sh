@@ -47,3 +47,28 @@ start_perflibd_tcp() {
                 return 1
         fi
 }
+
+# Background jobs that end with the test: start_bg CMD ARGS... runs CMD in
+# the background ($! is its PID) and remembers it; after
+# stop_bg_at_exit DIR, the test's exit (INT and TERM too) stops every one
+# of them, waits for them, and removes DIR.
+_bg_pids=
+start_bg() {
+        "$@" &
+        _bg_pids="$_bg_pids $!"
+}
+_bg_cleanup() {
+        for _p in $_bg_pids; do
+                kill -TERM "$_p" 2>/dev/null || true
+        done
+        for _p in $_bg_pids; do
+                wait "$_p" 2>/dev/null || true
+        done
+        rm -rf "$_bg_dir"
+}
+stop_bg_at_exit() {
+        _bg_dir=$1
+        trap _bg_cleanup EXIT
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
+}

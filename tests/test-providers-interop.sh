@@ -11,6 +11,7 @@ set -euo pipefail
 export LC_ALL=C        # sysstat's decimal point and column layout
 
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 perflibd_bin=$top_builddir/server-glue/perflibd
 typeperf_bin=$top_builddir/tools/typeperf
 N=5                     # seconds (samples) each measurement window lasts
@@ -32,21 +33,10 @@ done
 tmp=$(mktemp -d "$top_builddir/tests/providers-interop.XXXXXX")
 # A root perflibd runs plugins as nobody, whose hosts must reach the runtime directory.
 chmod 755 "$tmp"
-pids=()
-cleanup() {
-        local pid
-        for pid in "${pids[@]}"; do
-                kill -TERM "$pid" 2>/dev/null || true
-        done
-        for pid in "${pids[@]}"; do
-                wait "$pid" 2>/dev/null || true
-        done
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-start_bg() { "$@" & pids+=($!); }
+PY=python3
+# shellcheck source=tests/test-lib.sh
+. "$top_srcdir/tests/test-lib.sh"
+stop_bg_at_exit "$tmp"
 
 failures=0
 pass() { echo "PASS: $*"; }
