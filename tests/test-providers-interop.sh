@@ -201,8 +201,10 @@ within "PhysicalDisk($disk) Disk Write Bytes/sec x 1 s vs iostat kB_wrtn/s x 102
 
 # ---- Process: a busy child with three threads, under a name of its own ----
 python=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
-ln -s "$python" "$tmp/interopburn"      # comm is the name exec was given
-start_bg "$tmp/interopburn" -c '
+# The name is this run's own: another run of the tests may burn meanwhile.
+burn_name=burn$$
+ln -s "$python" "$tmp/$burn_name"       # comm is the name exec was given
+start_bg "$tmp/$burn_name" -c '
 import threading, time
 for _ in range(2):
     threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
@@ -210,11 +212,11 @@ while True:
     pass'
 burn=$!
 for _ in $(seq 50); do
-        typeperf -qx Process 2>/dev/null | grep -qF '\Process(interopburn)\ID Process' && break
+        typeperf -qx Process 2>/dev/null | grep -qF "\Process(${burn_name})\ID Process" && break
         sleep 0.1
 done
-start_bg typeperf '\Process(interopburn)\ID Process' '\Process(interopburn)\% Processor Time' \
-        '\Process(interopburn)\Working Set' '\Process(interopburn)\Thread Count' \
+start_bg typeperf "\Process(${burn_name})\ID Process" "\Process(${burn_name})\% Processor Time" \
+        "\Process(${burn_name})\Working Set" "\Process(${burn_name})\Thread Count" \
         -si 1 -sc $N >"$tmp/proc.csv"
 tp=$!
 pidstat -p "$burn" 1 $N >"$tmp/pidstat.txt" &
@@ -222,18 +224,18 @@ ps_=$!
 wait $tp $ps_
 rss=$(ps -o rss= -p "$burn")
 nlwp=$(ps -o nlwp= -p "$burn")
-within 'Process(interopburn) ID Process vs $!' "$(tp_col "$tmp/proc.csv" 'ID Process' last)" "$burn" 0 0
+within "Process(${burn_name}) ID Process vs \$!" "$(tp_col "$tmp/proc.csv" 'ID Process' last)" "$burn" 0 0
 # Both are per-CPU percentages over nearly the same seconds; jiffy
 # granularity and the other helpers' load: 15 points.
-within 'Process(interopburn) % Processor Time vs pidstat %CPU' \
+within "Process(${burn_name}) % Processor Time vs pidstat %CPU" \
         "$(tp_col "$tmp/proc.csv" '% Processor Time' avg)" \
         "$(awk -v p="$burn" '/%CPU/ { for (i = 1; i <= NF; i++) if ($i == "%CPU") c = i }
                 /^Average:/ && $3 == p { print $c }' "$tmp/pidstat.txt")" 15 0
 # A busy loop allocates nothing, but the interpreter's heap may move a page
 # or two: 5 %.
-within 'Process(interopburn) Working Set vs ps rss x 1024' \
+within "Process(${burn_name}) Working Set vs ps rss x 1024" \
         "$(tp_col "$tmp/proc.csv" 'Working Set' last)" "$((rss * 1024))" 0 0.05
-within 'Process(interopburn) Thread Count vs ps nlwp' \
+within "Process(${burn_name}) Thread Count vs ps nlwp" \
         "$(tp_col "$tmp/proc.csv" 'Thread Count' last)" "$nlwp" 0 0
 
 if [ $failures -gt 0 ]; then
