@@ -191,6 +191,24 @@ static void test_task_switches(void **state)
         assert_int_equal(v[1], 23);
 }
 
+/* schedstat's third field, the switches in; anything else is refused and nothing written. */
+static void test_task_schedstat(void **state)
+{
+        uint64_t v = 7;
+
+        (void) state;
+        assert_int_equal(pv_task_schedstat_switches("366607379 374520317 1501\n", &v), 0);
+        assert_int_equal(v, 1501);
+        assert_int_equal(pv_task_schedstat_switches("0 0 0", &v), 0);
+        assert_int_equal(v, 0);
+        v = 7;
+        assert_int_equal(pv_task_schedstat_switches("1 2\n", &v), -EINVAL);
+        assert_int_equal(pv_task_schedstat_switches("-1 2 3\n", &v), -EINVAL);
+        assert_int_equal(pv_task_schedstat_switches("1 2 3 4\n", &v), -EINVAL);
+        assert_int_equal(pv_task_schedstat_switches("", &v), -EINVAL);
+        assert_int_equal(v, 7);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -201,6 +219,7 @@ int main(void)
                 cmocka_unit_test(test_task_stat),
                 cmocka_unit_test(test_task_states),
                 cmocka_unit_test(test_task_switches),
+                cmocka_unit_test(test_task_schedstat),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

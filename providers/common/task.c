@@ -2,6 +2,7 @@
 /* A thread's stat line and Windows' view of it (task.h). */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,4 +96,17 @@ uint64_t pv_task_wait_reason(char state)
         default:
                 return 0;
         }
+}
+
+int pv_task_schedstat_switches(const char *text, uint64_t *ret)
+{
+        unsigned long long run, wait, slices;
+        int end = 0;
+
+        if (*text < '0' || *text > '9' ||
+            sscanf(text, "%llu %llu %llu%n", &run, &wait, &slices, &end) != 3 ||
+            (text[end] != '\n' && text[end] != '\0'))
+                return -EINVAL;
+        *ret = slices;
+        return 0;
 }

@@ -42,4 +42,13 @@ uint64_t pv_task_priority_current(const struct pv_task_stat *t);
 uint64_t pv_task_state(char state);
 uint64_t pv_task_wait_reason(char state);
 
+/*
+ * The times a thread was switched in, from task/TID/schedstat ("RUN_NS
+ * WAIT_NS TIMESLICES", CONFIG_SCHED_INFO): each one ends in a voluntary or
+ * an involuntary switch out, so this is status's voluntary_ctxt_switches
+ * plus nonvoluntary_ctxt_switches (one more while the thread runs) at an
+ * eighth of the cost of generating status.  0, or -EINVAL on anything else.
+ */
+int pv_task_schedstat_switches(const char *text, uint64_t *ret);
+
 #endif /* PV_TASK_H */
