@@ -7,7 +7,7 @@
  * counts and strings made hostile, and other levels are refused without a
  * crash (ASan and UBSan watch); the reply is the one Samba's NDR parser
  * takes whole; messages are unframed whatever the chunking, and PDUs
- * framed one a message.
+ * framed one a message; and the fuzz target runs on the real request.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -349,6 +349,15 @@ static void frame_broken(void **state)
         assert_int_equal(np_frame_next(&iov, &n_iov, msg), -EPROTO);
 }
 
+/* The fuzz target (fuzz-np.c) on the real request and every prefix of it. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_target(void **state)
+{
+        for (size_t n = 0; n <= sizeof(req417); n++)
+                assert_int_equal(LLVMFuzzerTestOneInput(req417, n), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -362,6 +371,7 @@ int main(void)
                 cmocka_unit_test(unframe),
                 cmocka_unit_test(frame),
                 cmocka_unit_test(frame_broken),
+                cmocka_unit_test(fuzz_target),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
