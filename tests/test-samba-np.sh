@@ -17,7 +17,9 @@
 #      DCE/RPC authentication, a wrong inner password and an inner user
 #      other than the SMB user each refused, a good client served after
 #      each;
-#   3. perflibd's log names the refused SMB user.
+#   3. perflibd's log names the refused SMB user;
+#   4. with --samba-group, the SMB user is refused unless one of the groups
+#      is among the unix groups smbd hands over (perflibd restarted).
 #
 # Exit 77 (SKIP) when not root (smbd and useradd need it), or smbd,
 # impacket or the build's programs are missing.
@@ -122,14 +124,25 @@ if ! wait_for 'grep -q "interop-provider: ready" "$tmp/provider.log"' 100; then
         say "FAIL: interop-provider did not start:"; cat "$tmp/provider.log"; exit 1
 fi
 
-"$perflibd" -r "$tmp/run" -R "$tmp/registry" -p "$tmp/plugins" --accounts "$tmp/accounts" \
-        --samba-np-dir "$tmp/np-root" >"$tmp/perflibd.log" 2>&1 &
-perflibd_pid=$!
-if ! wait_for '[ -S "$tmp/np-root/np/winreg" ] || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
-   ! kill -0 "$perflibd_pid" 2>/dev/null; then
-        say "FAIL: perflibd did not listen on $tmp/np-root/np/winreg:"; cat "$tmp/perflibd.log"
-        exit 1
-fi
+# Starts perflibd serving the pipe, with more options ($@); its log is appended to.
+start_perflibd() {
+        "$perflibd" -r "$tmp/run" -R "$tmp/registry" -p "$tmp/plugins" --accounts "$tmp/accounts" \
+                --samba-np-dir "$tmp/np-root" "$@" >>"$tmp/perflibd.log" 2>&1 &
+        perflibd_pid=$!
+        if ! wait_for '[ -S "$tmp/np-root/np/winreg" ] || ! kill -0 $perflibd_pid 2>/dev/null' 100 ||
+           ! kill -0 "$perflibd_pid" 2>/dev/null; then
+                say "FAIL: perflibd did not listen on $tmp/np-root/np/winreg:"
+                cat "$tmp/perflibd.log"
+                exit 1
+        fi
+}
+
+stop_perflibd() {
+        kill "$perflibd_pid" && wait "$perflibd_pid"
+        perflibd_pid=''
+}
+
+start_perflibd
 rc=0
 mode=$(stat -c '%a %U' "$tmp/np-root/np/winreg")
 if [ "$mode" = "600 root" ]; then
@@ -157,6 +170,34 @@ if grep -q "refused the SMB user $user from 127\.0\.0\.1: it logged on to the pi
 else
         say "FAIL: the log does not name the SMB user refused"; rc=1
 fi
+# 4. --samba-group: the user's groups (as smbd hands them over) decide.
+group=$(id -gn "$user")
+logon() {
+        (cd "$interop" && timeout 60 "$PY" samba_np.py 127.0.0.1 "$port" "$user" "$pass" logon)
+}
+stop_perflibd
+start_perflibd --samba-group=root
+logon
+st=$?
+if [ "$st" = 3 ]; then
+        say "PASS: --samba-group=root: the SMB user $user (group $group) is denied"
+else
+        say "FAIL: --samba-group=root: the SMB user $user logged on with status $st, not 3"; rc=1
+fi
+stop_perflibd
+start_perflibd --samba-group=root --samba-group="$group"
+if logon; then
+        say "PASS: --samba-group=root --samba-group=$group: the SMB user is served"
+else
+        say "FAIL: --samba-group=root --samba-group=$group: the SMB user is not served"; rc=1
+fi
+if grep -q "refused the SMB user $user (uid [0-9]*) from 127\.0\.0\.1: in none of the --samba-group groups" \
+        "$tmp/perflibd.log"; then
+        say "PASS: the log names the SMB user outside the groups"
+else
+        say "FAIL: the log does not name the SMB user outside the groups"; rc=1
+fi
+
 if [ "$rc" != 0 ]; then
         say "perflibd's log:"; sed 's/^/    /' "$tmp/perflibd.log"
         say "smbd's log:"; sed 's/^/    /' "$tmp/smbd.log" "$tmp"/samba/log/log.* 2>/dev/null | tail -40

@@ -300,7 +300,10 @@ static int samba_group(struct daemon *d, int opt, const char *name)
         if (!gids)
                 return -ENOMEM;
         d->samba_gids = gids;
-        return group_id(name, &gids[d->n_samba_gids++]) == 0 ? 0 : -ENOENT;
+        if (group_id(name, &gids[d->n_samba_gids]) < 0)
+                return -ENOENT;
+        d->n_samba_gids++;
+        return 0;
 }
 
 /* Environment first, flags over it.  Returns 0, 1 for "exit 0", or -errno. */

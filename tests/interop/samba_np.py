@@ -2,6 +2,7 @@
 """PerflibV2 through Samba's \\PIPE\\winreg, with impacket's SMB client.
 
 Usage: samba_np.py HOST PORT USER PASSWORD OTHER OTHER_PASSWORD
+       samba_np.py HOST PORT USER PASSWORD logon     (exit 0 served, 3 denied)
 
 USER is both an SMB user of the smbd at HOST:PORT and an account of
 perflibd's accounts file; OTHER only the latter.  Checks that a client
@@ -117,7 +118,19 @@ def refused(host, port, user, password, what, **kw):
     served(host, port, user, password, what)
 
 
+def logon(host, port, user, password):
+    try:
+        c = Pipe(host, port, user, password)
+        r = c.call(enum_call())
+        c.dce.disconnect()
+        return 0 if r['ErrorCode'] == 0 else 1
+    except DCERPCException as e:
+        return 3 if 'access_denied' in str(e) else 1
+
+
 def main(argv):
+    if len(argv) == 6 and argv[5] == 'logon':
+        return logon(argv[1], int(argv[2]), argv[3], argv[4])
     if len(argv) != 7:
         print(__doc__)
         return 2
