@@ -12,7 +12,9 @@
  * it is root, the server's own user, or in the configured group (its
  * primary group or, through SO_PEERGROUPS, a supplementary one).  Others
  * may connect and bind, and get ERROR_ACCESS_DENIED from every method, as
- * MS-PCQ's servers answer an unauthorised caller.
+ * MS-PCQ's servers answer an unauthorised caller.  A TCP client, and an SMB
+ * client smbd hands over on Samba's pipe (after its named-pipe handshake),
+ * is authorised by its logon at packet privacy instead, at its bind.
  *
  * No client starves another (perflibd(8), LIMITS): a connection must bind
  * within the bind deadline and complete a request within every idle
