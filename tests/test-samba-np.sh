@@ -19,7 +19,9 @@
 #      each;
 #   3. perflibd's log names the refused SMB user;
 #   4. with --samba-group, the SMB user is refused unless one of the groups
-#      is among the unix groups smbd hands over (perflibd restarted).
+#      is among the unix groups smbd hands over (perflibd restarted);
+#   5. socket activation: systemd-socket-activate holds the pipe's socket,
+#      and smbd's first open of the pipe starts perflibd, which serves it.
 #
 # Exit 77 (SKIP) when not root (smbd and useradd need it), or smbd,
 # impacket or the build's programs are missing.
@@ -196,6 +198,25 @@ if grep -q "refused the SMB user $user (uid [0-9]*) from 127\.0\.0\.1: in none o
         say "PASS: the log names the SMB user outside the groups"
 else
         say "FAIL: the log does not name the SMB user outside the groups"; rc=1
+fi
+
+# 5. The pipe's socket from systemd: the first open starts perflibd.
+if command -v systemd-socket-activate >/dev/null 2>&1; then
+        stop_perflibd
+        set -- -E PERFLIB_PLUGIN_HOST
+        [ -n "${PERFLIB_PLUGIN_CONFIG:-}" ] && set -- "$@" -E PERFLIB_PLUGIN_CONFIG
+        systemd-socket-activate -l "$tmp/np-root/np/winreg" "$@" "$perflibd" -r "$tmp/run" \
+                -R "$tmp/registry" -p "$tmp/plugins" --accounts "$tmp/accounts" \
+                --samba-np-dir "$tmp/np-root" >>"$tmp/perflibd.log" 2>&1 &
+        perflibd_pid=$!
+        wait_for '[ -S "$tmp/np-root/np/winreg" ]' 100
+        if logon && grep -q "winreg to Samba on .*(from systemd)" "$tmp/perflibd.log"; then
+                say "PASS: socket activation: the first open of the pipe starts perflibd, served"
+        else
+                say "FAIL: socket activation: the pipe is not served"; rc=1
+        fi
+else
+        say "socket activation skipped: no systemd-socket-activate"
 fi
 
 if [ "$rc" != 0 ]; then

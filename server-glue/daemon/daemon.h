@@ -54,6 +54,7 @@ struct daemon {
         struct remote_auth *remote;     /* TCP's and Samba's logons, once either is served */
         char *samba_np_dir;             /* Samba's external_rpc_pipe:socket_dir, NULL: none */
         char *samba_np_socket;          /* DIR/np/winreg, once we made it */
+        bool samba_np_passed;           /* systemd passed DIR/np/winreg: not ours to make */
         bool have_samba_np_group;
         gid_t samba_np_group;           /* the socket's group, mode 0660 then */
         gid_t *samba_gids;              /* --samba-group: an SMB user must be in one */

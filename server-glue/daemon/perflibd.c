@@ -678,20 +678,39 @@ static int remote_setup(struct daemon *d)
         return remote_auth_new(d->accounts, d->keytab, &d->remote);
 }
 
-/* Socket activation: take what systemd passed. */
+/* Whether fd is bound to Samba's pipe, DIR/np/winreg of --samba-np-dir. */
+static bool is_samba_np(const struct daemon *d, int fd)
+{
+        char *path;
+        bool r;
+
+        if (!d->samba_np_dir || asprintf(&path, "%s/np/winreg", d->samba_np_dir) < 0)
+                return false;
+        r = sd_is_socket_unix(fd, SOCK_STREAM, 1, path, 0) > 0;
+        free(path);
+        return r;
+}
+
+/*
+ * Socket activation: take what systemd passed, Samba's pipe among them
+ * when it is bound where --samba-np-dir says (smbd's first open of the
+ * pipe then starts perflibd).
+ */
 static int listen_activated(struct daemon *d, int n)
 {
         for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
                 bool tcp = sd_is_socket_inet(fd, 0, SOCK_STREAM, 1, 0) > 0;
+                bool samba = !tcp && is_samba_np(d, fd);
 
                 if (!tcp && sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
                         log_warning("ignoring passed descriptor %d: not a listening stream socket", fd);
                         close(fd);
                         continue;
                 }
-                if (tcp && remote_setup(d) < 0)
+                if ((tcp || samba) && remote_setup(d) < 0)
                         return -ENOMEM;
-                if (listener_add(d, fd, tcp ? CONN_TCP : CONN_UNIX) < 0)
+                d->samba_np_passed |= samba;
+                if (listener_add(d, fd, tcp ? CONN_TCP : samba ? CONN_SAMBA : CONN_UNIX) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -760,7 +779,10 @@ static int listen_samba(struct daemon *d)
 {
         int fd, r;
 
-        if (!d->samba_np_dir)
+        if (d->samba_np_passed)
+                log_info("serving \\PIPE\\winreg to Samba on %s/np/winreg (from systemd), "
+                         "to the accounts of %s", d->samba_np_dir, d->accounts);
+        if (!d->samba_np_dir || d->samba_np_passed)
                 return 0;
         if ((r = samba_np_path(d)) < 0)
                 return r;
