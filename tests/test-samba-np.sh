@@ -20,7 +20,9 @@
 #   3. perflibd's log names the refused SMB user;
 #   4. with --samba-group, the SMB user is refused unless one of the groups
 #      is among the unix groups smbd hands over (perflibd restarted);
-#   5. socket activation: systemd-socket-activate holds the pipe's socket,
+#   5. the connection cap per address counts the SMB client's address
+#      (--max-clients-per-user=1);
+#   6. socket activation: systemd-socket-activate holds the pipe's socket,
 #      and smbd's first open of the pipe starts perflibd, which serves it.
 #
 # Exit 77 (SKIP) when not root (smbd and useradd need it), or smbd,
@@ -200,7 +202,17 @@ else
         say "FAIL: the log does not name the SMB user outside the groups"; rc=1
 fi
 
-# 5. The pipe's socket from systemd: the first open starts perflibd.
+# 5. One connection per address: smbd is root, but its clients get the caps.
+stop_perflibd
+start_perflibd --max-clients-per-user=1
+(cd "$interop" && timeout 60 "$PY" samba_np.py 127.0.0.1 "$port" "$user" "$pass" cap-1) || rc=1
+if grep -q "refusing a connection of 127\.0\.0\.1: it holds 1 already" "$tmp/perflibd.log"; then
+        say "PASS: the log names the SMB client's address over its cap"
+else
+        say "FAIL: the log does not name the SMB client's address over its cap"; rc=1
+fi
+
+# 6. The pipe's socket from systemd: the first open starts perflibd.
 if command -v systemd-socket-activate >/dev/null 2>&1; then
         stop_perflibd
         set -- -E PERFLIB_PLUGIN_HOST

@@ -3,6 +3,7 @@
 
 Usage: samba_np.py HOST PORT USER PASSWORD OTHER OTHER_PASSWORD
        samba_np.py HOST PORT USER PASSWORD logon     (exit 0 served, 3 denied)
+       samba_np.py HOST PORT USER PASSWORD cap-1     (perflibd at one connection per address)
 
 USER is both an SMB user of the smbd at HOST:PORT and an account of
 perflibd's accounts file; OTHER only the latter.  Checks that a client
@@ -128,9 +129,36 @@ def logon(host, port, user, password):
         return 3 if 'access_denied' in str(e) else 1
 
 
+def cap_one(host, port, user, password):
+    """With --max-clients-per-user=1: a second pipe from the same SMB client
+    address is refused while the first is open, and served once it closed."""
+    first = Pipe(host, port, user, password)
+    check(first.call(enum_call())['ErrorCode'] == 0, 'the first pipe is served')
+    try:
+        Pipe(host, port, user, password).call(enum_call())
+        check(False, 'a second pipe from the same address is refused', 'served')
+    except Exception as e:      # noqa: BLE001 (smbd fails the open: any error will do)
+        check(True, 'a second pipe from the same address is refused (%s)' % repr(e)[:60])
+    first.dce.disconnect()
+    for _ in range(50):         # perflibd sees the first one go a moment later
+        try:
+            c = Pipe(host, port, user, password)
+            break
+        except Exception:       # noqa: BLE001
+            time.sleep(0.1)
+    else:
+        c = None
+    check(c is not None and c.call(enum_call())['ErrorCode'] == 0,
+          'once the first closed, a new pipe is served')
+    print('%d passed, %d failed' % (check.passed, check.failed))
+    return 1 if check.failed else 0
+
+
 def main(argv):
     if len(argv) == 6 and argv[5] == 'logon':
         return logon(argv[1], int(argv[2]), argv[3], argv[4])
+    if len(argv) == 6 and argv[5] == 'cap-1':
+        return cap_one(argv[1], int(argv[2]), argv[3], argv[4])
     if len(argv) != 7:
         print(__doc__)
         return 2
