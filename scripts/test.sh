@@ -148,6 +148,17 @@ run_fuzz_rpc() {
                 -I sdk/include/perflib -I sdk/librpc -I tests
 }
 
+# smbd's named-pipe handshake and the pipe's framing (the seed: a real
+# smbd's request), into $1/fuzz-np-libfuzzer, corpus $1/fuzz-np-corpus.
+fuzz_np_sources() {
+        printf '%s\n' tests/fuzz-np.c server-glue/daemon/samba-np.c
+}
+
+run_fuzz_np() {
+        fuzz_target fuzz-np "$1" fuzz-np- fuzz_np_sources tests/fuzz-np-corpus \
+                -I server-glue/daemon
+}
+
 build_and_check "build" "$build_dir" --enable-werror "$@"
 # The packages are in place after the first setup.
 PERFLIB_SKIP_DEPS=1 build_and_check "asan build" "$asan_dir" \
@@ -156,6 +167,7 @@ PERFLIB_SKIP_DEPS=1 build_and_check "asan build" "$asan_dir" \
 if command -v clang >/dev/null 2>&1; then
         run_fuzz "$asan_dir"
         run_fuzz_rpc "$asan_dir"
+        run_fuzz_np "$asan_dir"
 else
         log "fuzz: clang not found, skipped"
 fi

@@ -127,7 +127,7 @@ static int parse_line(const char *name, unsigned line, const char *s, size_t len
 }
 
 /* strcasecmp follows the locale; account names fold in ASCII only. */
-static bool ascii_case_equal(const char *a, const char *b)
+bool acct_name_equal(const char *a, const char *b)
 {
         for (;; a++, b++) {
                 unsigned char x = (unsigned char) *a, y = (unsigned char) *b;
@@ -147,7 +147,7 @@ const struct acct_entry *acct_find(const struct acct_file *file, const char *use
 {
         /* A handful of accounts: a scan costs less than keeping an index. */
         for (size_t i = 0; file && user && i < file->n_entries; i++)
-                if (ascii_case_equal(file->entries[i].user, user))
+                if (acct_name_equal(file->entries[i].user, user))
                         return &file->entries[i];
         return NULL;
 }

@@ -84,6 +84,8 @@ struct acct_file {
  * no control characters, no leading '#' or blank, no trailing blank.
  */
 bool acct_user_valid(const char *user);
+/* Whether two names are one account: ASCII letters fold, as lookups fold them. */
+bool acct_name_equal(const char *a, const char *b);
 
 /*
  * Parses TEXT (LEN bytes, copied) as an accounts file; NAME is only for

@@ -12,7 +12,9 @@
  * it is root, the server's own user, or in the configured group (its
  * primary group or, through SO_PEERGROUPS, a supplementary one).  Others
  * may connect and bind, and get ERROR_ACCESS_DENIED from every method, as
- * MS-PCQ's servers answer an unauthorised caller.
+ * MS-PCQ's servers answer an unauthorised caller.  A TCP client, and an SMB
+ * client smbd hands over on Samba's pipe (after its named-pipe handshake),
+ * is authorised by its logon at packet privacy instead, at its bind.
  *
  * No client starves another (perflibd(8), LIMITS): a connection must bind
  * within the bind deadline and complete a request within every idle
@@ -44,12 +46,14 @@
 #include <unistd.h>
 
 #include "accept-pause.h"
+#include "accounts.h"
 #include "daemon.h"
 #include "log.h"
 #include "ns-live.h"
 #include "pcq-core.h"
 #include "perflibv2.h"
 #include "remote-auth.h"
+#include "samba-np.h"
 
 #define READ_CHUNK      65536
 #define DENIED_MAX_REQUEST 65536
@@ -77,6 +81,7 @@ void conn_limits_default(struct conn_limits *l)
 /* Who is at the other end, as the caps count it. */
 struct conn_peer {
         bool tcp;
+        bool samba;                     /* smbd; the address is its SMB client's, once known */
         bool privileged;                /* root or our own user: the caps never refuse it */
         uid_t uid;                      /* Unix: SO_PEERCRED's, -1 when unknown */
         gid_t gid;
@@ -94,6 +99,11 @@ struct conn {
         struct pv2_server_conn *rpc;
         struct pcq_session session;
         struct conn *prev, *next;       /* d->conns, under d->conns_lock */
+
+        /* Samba's pipe: who smbd says the SMB client is, and the framing. */
+        struct np_identity np;
+        struct np_unframe unframe;
+        struct pv2_auth_policy np_policy;
 
         /* Deadlines, in CLOCK_MONOTONIC microseconds (conn_thread only). */
         uint64_t deadline;
@@ -119,9 +129,9 @@ static void conn_unlink(struct conn *c)
 
 static bool peer_same(const struct conn_peer *a, const struct conn_peer *b)
 {
-        if (a->tcp != b->tcp)
+        if (a->tcp != b->tcp || a->samba != b->samba)
                 return false;
-        if (!a->tcp)
+        if (!a->tcp && !a->samba)
                 return a->uid == b->uid;
         return a->family == b->family && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
 }
@@ -176,6 +186,7 @@ static void conn_free(struct conn *c)
         pv2_server_conn_free(c->rpc);
         ns_unlock(c->d->ns);
         pcq_session_trim(&c->session);
+        np_identity_done(&c->np);
         if (c->fd >= 0)
                 close(c->fd);
         free(c);
@@ -196,15 +207,19 @@ static bool in_group(int fd, gid_t primary, gid_t want)
         return false;
 }
 
-/* Fills *p from fd: credentials for Unix sockets, the remote address for TCP. */
-static void peer_identify(int fd, bool tcp, struct conn_peer *p)
+/*
+ * Fills *p from fd: credentials for Unix sockets (smbd's too: its SMB
+ * client's address comes with the handshake), the remote address for TCP.
+ */
+static void peer_identify(int fd, enum conn_kind kind, struct conn_peer *p)
 {
         struct sockaddr_storage ss;
         socklen_t len = sizeof(ss);
         struct ucred cred;
 
-        *p = (struct conn_peer){ .tcp = tcp, .uid = (uid_t) -1, .gid = (gid_t) -1 };
-        if (tcp) {
+        *p = (struct conn_peer){ .tcp = kind == CONN_TCP, .samba = kind == CONN_SAMBA,
+                                 .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        if (p->tcp) {
                 if (getpeername(fd, (struct sockaddr *) &ss, &len) < 0)
                         return;         /* every such peer counts as one */
                 p->sa = ss;
@@ -221,13 +236,14 @@ static void peer_identify(int fd, bool tcp, struct conn_peer *p)
                 return;
         p->uid = cred.uid;
         p->gid = cred.gid;
-        p->privileged = cred.uid == 0 || cred.uid == geteuid();
+        /* smbd is root, but its SMB clients are not: they get the caps. */
+        p->privileged = !p->samba && (cred.uid == 0 || cred.uid == geteuid());
 }
 
 static bool peer_allowed(const struct daemon *d, int fd, const struct conn_peer *p)
 {
-        /* A TCP peer is served only once it has logged on (remote-auth.h). */
-        if (p->tcp || p->privileged)
+        /* A TCP or SMB peer is served only once it has logged on (remote-auth.h). */
+        if (p->tcp || p->samba || p->privileged)
                 return true;
         return p->uid != (uid_t) -1 && d->have_group && in_group(fd, p->gid, d->group);
 }
@@ -288,6 +304,32 @@ static int send_upto(int fd, struct iovec **iov, size_t *n_iov, size_t limit)
 }
 
 /*
+ * Over Samba's pipe each PDU is a message of its own, after its length
+ * (samba-np.h): the PDUs of the next limit bytes of the slices, which end
+ * on a PDU's end (the sealer seals whole fragments).
+ */
+static int np_send_upto(int fd, struct iovec **iov, size_t *n_iov, size_t limit)
+{
+        uint8_t *msg = malloc(NP_MSG_MAX);
+        size_t done = 0;
+        int r = msg ? 0 : -ENOMEM;
+
+        while (r == 0 && done < limit) {
+                int n = np_frame_next(iov, n_iov, msg);
+                struct iovec one = { msg, (size_t) n };
+
+                if (n <= 0) {
+                        r = n;
+                        break;
+                }
+                done += (size_t) n - 2;
+                r = send_all(fd, &one, 1);
+        }
+        free(msg);
+        return r;
+}
+
+/*
  * Over TCP the replies are sealed here, out of the namespace lock (sealing
  * a large reply costs several times what building it did, and would hold
  * up every other client), a batch at a time, each sent as soon as it is
@@ -304,7 +346,9 @@ static int send_sealed(struct conn *c, struct iovec *iov, size_t n_iov)
                 r = pv2_server_conn_seal(c->rpc, SEAL_BATCH_BYTES, &ready);
                 if (r < 0)
                         return r;
-                r = send_upto(c->fd, &iov, &n_iov, ready == SIZE_MAX ? SIZE_MAX : ready - sent);
+                r = (c->peer.samba ? np_send_upto : send_upto)(c->fd, &iov, &n_iov,
+                                                               ready == SIZE_MAX ? SIZE_MAX :
+                                                               ready - sent);
                 if (r < 0)
                         return r;
                 sent = ready;
@@ -452,6 +496,180 @@ static int conn_wait_ms(const struct conn *c)
         return (int) ((t + 999) / 1000);
 }
 
+/* ---- Samba's \PIPE\winreg (samba-np.h) ---- */
+
+static void conn_log_refused(const struct daemon *d, const struct conn_peer *p, int r);
+
+/* Reads n bytes by the connection's deadline (the handshake's is the bind's). */
+static int recv_by_deadline(struct conn *c, uint8_t *buf, size_t n)
+{
+        while (n > 0) {
+                struct pollfd p = { .fd = c->fd, .events = POLLIN };
+                ssize_t k;
+
+                if (now_usec() >= c->deadline)
+                        return -ETIMEDOUT;
+                if (poll(&p, 1, conn_wait_ms(c)) < 0 && errno != EINTR)
+                        return -errno;
+                k = recv(c->fd, buf, n, MSG_DONTWAIT);
+                if (k == 0)
+                        return -ECONNRESET;
+                if (k < 0 && errno != EINTR && errno != EAGAIN)
+                        return -errno;
+                if (k > 0) {
+                        buf += k;
+                        n -= (size_t) k;
+                }
+        }
+        return 0;
+}
+
+/* The SMB client's address as smbd names it: what the caps and the logon delay count. */
+static void np_peer_address(struct conn_peer *p, const char *text)
+{
+        struct sockaddr_in *v4 = (struct sockaddr_in *) &p->sa;
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *) &p->sa;
+
+        if (text && inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+                v4->sin_family = AF_INET;
+                p->sa_len = sizeof(*v4);
+                p->family = AF_INET;
+                memcpy(p->addr, &v4->sin_addr, 4);
+        } else if (text && inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+                v6->sin6_family = AF_INET6;
+                p->sa_len = sizeof(*v6);
+                p->family = AF_INET6;
+                memcpy(p->addr, &v6->sin6_addr, 16);
+        }
+}
+
+/* With the SMB client known, its share of the connections, as a TCP client's. */
+static int np_admit(struct conn *c)
+{
+        struct daemon *d = c->d;
+        size_t same = 0;
+        int r = 0;
+
+        pthread_mutex_lock(&d->conns_lock);
+        np_peer_address(&c->peer, c->np.client_addr);
+        for (const struct conn *o = d->conns; o && d->limits.max_per_user > 0 && r == 0;
+             o = o->next)
+                if (o != c && peer_same(&o->peer, &c->peer) && ++same >= d->limits.max_per_user)
+                        r = -EDQUOT;
+        pthread_mutex_unlock(&d->conns_lock);
+        if (r < 0)
+                conn_log_refused(d, &c->peer, r);
+        return r;
+}
+
+/*
+ * smbd's handshake, by the bind deadline: who the SMB client is, then our
+ * reply.  A level we do not speak means another Samba than the one this
+ * perflibd knows: said plainly, since every open of the pipe then fails.
+ */
+static int np_accept(struct conn *c)
+{
+        uint8_t head[4], rep[NP_AUTH_REP_BYTES], *req = NULL;
+        struct iovec iov = { rep, sizeof(rep) };
+        uint32_t level = 0;
+        size_t size = 0;
+        int r;
+
+        r = recv_by_deadline(c, head, sizeof(head));
+        if (r == 0)
+                r = np_auth_req_size(head, &size);
+        if (r == 0 && !(req = malloc(size)))
+                r = -ENOMEM;
+        if (r == 0) {
+                memcpy(req, head, sizeof(head));
+                r = recv_by_deadline(c, req + sizeof(head), size - sizeof(head));
+        }
+        if (r == 0)
+                r = np_auth_req_parse(req, size, &c->np, &level);
+        free(req);
+        if (r == -EPROTONOSUPPORT)
+                log_error("smbd asked for the named-pipe handshake at level %u; this perflibd "
+                          "speaks level %u, that of " NP_AUTH_LEVEL_SAMBA ": \\PIPE\\winreg "
+                          "cannot be served to this Samba", level, NP_AUTH_LEVEL);
+        else if (r < 0)
+                log_warning("closing a connection of smbd: its named-pipe handshake: %s",
+                            strerror(-r));
+        if (r == 0)
+                r = np_admit(c);
+        if (r < 0)
+                return r;
+        log_debug("smbd hands over %s\\%s (uid %llu) from %s", c->np.domain ? c->np.domain : "",
+                  c->np.account, (unsigned long long) c->np.uid,
+                  c->np.client_addr ? c->np.client_addr : "an unknown address");
+        np_auth_rep_build(level, 0, rep);
+        return send_all(c->fd, &iov, 1);
+}
+
+static int np_new_sec(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
+{
+        struct conn *c = userdata;
+        const struct pv2_auth_policy *p = remote_auth_policy(c->d->remote);
+
+        return p->new_sec(p->userdata, auth_type, ret);
+}
+
+/* Whether the SMB user's unix groups meet --samba-group (none given: anyone). */
+static bool np_in_groups(const struct daemon *d, const struct np_identity *id)
+{
+        if (d->n_samba_gids == 0)
+                return true;
+        for (size_t i = 0; id->have_unix && i < d->n_samba_gids; i++) {
+                if (id->gid == d->samba_gids[i])
+                        return true;
+                for (size_t j = 0; j < id->n_groups; j++)
+                        if (id->groups[j] == d->samba_gids[i])
+                                return true;
+        }
+        return false;
+}
+
+/*
+ * Who may query through the pipe: an account of the accounts file, as over
+ * TCP, that is the very account smbd authenticated (an SMB user must not
+ * query as another), in one of the --samba-group groups.
+ */
+static int np_authorize(void *userdata, const char *peer)
+{
+        struct conn *c = userdata;
+        const struct pv2_auth_policy *p = remote_auth_policy(c->d->remote);
+        const char *from = c->np.client_addr ? c->np.client_addr : "an unknown address";
+
+        if (p->authorize(p->userdata, peer) < 0)
+                return -EACCES;
+        if (!acct_name_equal(peer, c->np.account)) {
+                log_notice("refused the SMB user %s from %s: it logged on to the pipe as %s",
+                           c->np.account, from, peer);
+                return -EACCES;
+        }
+        if (!np_in_groups(c->d, &c->np)) {
+                log_notice("refused the SMB user %s (uid %llu) from %s: in none of the "
+                           "--samba-group groups", c->np.account,
+                           (unsigned long long) c->np.uid, from);
+                return -EACCES;
+        }
+        return 0;
+}
+
+/* The pipe's logon: TCP's mechanisms and accounts, and the checks above. */
+static int np_setup(struct conn *c)
+{
+        int r;
+
+        if (!c->d->remote)
+                return -EACCES;
+        c->np_policy = (struct pv2_auth_policy){ np_new_sec, np_authorize, c };
+        /* ncacn_np's bind_ack names the pipe (MS-RPCE 2.2.2.12 port_any_t). */
+        r = pv2_server_conn_set_secondary_address(c->rpc, "\\PIPE\\winreg");
+        if (r == 0)
+                r = pv2_server_conn_set_auth(c->rpc, &c->np_policy);
+        return r;
+}
+
 /*
  * Serves what the client sent since the last wait, in READ_CHUNK pieces, from
  * a buffer held only meanwhile: a thousand quiet clients hold no read buffer.
@@ -471,7 +689,11 @@ static int conn_read_burst(struct conn *c)
                         r = 0;
                         break;
                 }
-                if (n <= 0 || conn_serve(c, buf, (size_t) n) < 0)
+                if (n > 0 && c->peer.samba)
+                        n = (ssize_t) np_unframe(&c->unframe, buf, (size_t) n);
+                else if (n <= 0)
+                        break;
+                if (n > 0 && conn_serve(c, buf, (size_t) n) < 0)
                         break;
         }
         free(buf);
@@ -487,6 +709,8 @@ static void *conn_thread(void *userdata)
         /* A client that reads nothing of a reply for that long is gone too. */
         if (idle)
                 set_timeo(c->fd, SO_SNDTIMEO, idle * USEC_PER_SEC);
+        if (c->peer.samba && np_accept(c) < 0)
+                goto done;
         for (;;) {
                 struct pollfd p = { .fd = c->fd, .events = POLLIN };
                 int k = poll(&p, 1, conn_wait_ms(c));
@@ -500,6 +724,7 @@ static void *conn_thread(void *userdata)
                 if (conn_deadline_passed(c))
                         break;
         }
+done:
         /*
          * Done with everything the daemon owns before saying so: once the
          * connection is unlinked, conns_stop may return and the namespace go.
@@ -511,6 +736,7 @@ static void *conn_thread(void *userdata)
         conn_trim(c);
         conn_unlink(c);
         close(c->fd);
+        np_identity_done(&c->np);
         free(c);
         return NULL;
 }
@@ -577,9 +803,9 @@ static void conn_log_refused(const struct daemon *d, const struct conn_peer *p, 
 {
         char who[INET6_ADDRSTRLEN + 16] = "an unknown peer";
 
-        if (!p->tcp && p->uid != (uid_t) -1)
+        if (!p->tcp && !p->samba && p->uid != (uid_t) -1)
                 snprintf(who, sizeof(who), "uid %u", (unsigned) p->uid);
-        else if (p->tcp && p->family)
+        else if (p->family)
                 inet_ntop(p->family, p->addr, who, sizeof(who));
         if (r == -EDQUOT)
                 log_info("refusing a connection of %s: it holds %zu already "
@@ -593,10 +819,10 @@ static void conn_log_refused(const struct daemon *d, const struct conn_peer *p, 
  * Serves a new client on a thread of its own, so that a request waiting
  * on a slow provider holds up no other client.  Takes fd.
  */
-static int conn_new(struct daemon *d, int fd, bool tcp)
+static int conn_new(struct daemon *d, int fd, enum conn_kind kind)
 {
         struct conn *c = calloc(1, sizeof(*c));
-        bool allowed;
+        bool allowed, tcp = kind == CONN_TCP;
         int r;
 
         if (!c) {
@@ -605,8 +831,16 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         }
         c->d = d;
         c->fd = fd;
-        peer_identify(fd, tcp, &c->peer);
+        peer_identify(fd, kind, &c->peer);
         allowed = peer_allowed(d, fd, &c->peer);
+        /* The socket is smbd's (0600 or its group's): anyone else is a mistake. */
+        if (c->peer.samba && c->peer.uid != 0 && c->peer.uid != geteuid() &&
+            !(d->have_samba_np_group && c->peer.gid == d->samba_np_group)) {
+                log_warning("refusing uid %u on the Samba pipe socket: it is smbd's",
+                            (unsigned) c->peer.uid);
+                conn_free(c);
+                return -EPERM;
+        }
         c->session = (struct pcq_session){ .ns = d->ns, .allowed = allowed };
         if (tcp)
                 tune_tcp(fd);
@@ -616,7 +850,9 @@ static int conn_new(struct daemon *d, int fd, bool tcp)
         if (r == 0 && tcp)
                 r = d->remote ? pv2_server_conn_set_auth(c->rpc, remote_auth_policy(d->remote))
                               : -EACCES;
-        if (r == 0 && tcp)
+        if (r == 0 && c->peer.samba)
+                r = np_setup(c);
+        if (r == 0 && (tcp || c->peer.samba))
                 pv2_server_conn_defer_seal(c->rpc);     /* sealed outside the namespace lock */
         if (r == 0)
                 r = conn_set_caps(c);
@@ -646,7 +882,7 @@ void conns_stop(struct daemon *d)
 
 struct listener {
         struct daemon *d;
-        bool tcp;
+        enum conn_kind kind;
         struct accept_pause pause;      /* out of descriptors: stop accepting a while */
 };
 
@@ -670,8 +906,8 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
                 }
                 accept_pause_reset(&l->pause);
                 /* conn_new applies the caps, and logs whom they refuse. */
-                r = conn_new(d, cfd, l->tcp);
-                if (r < 0 && r != -EUSERS && r != -EDQUOT)
+                r = conn_new(d, cfd, l->kind);
+                if (r < 0 && r != -EUSERS && r != -EDQUOT && r != -EPERM)
                         log_warning("cannot serve a new client: %s", strerror(-r));
         }
 }
@@ -681,7 +917,7 @@ static void listener_destroy(void *userdata)
         free(userdata);
 }
 
-int listener_add(struct daemon *d, int fd, bool tcp)
+int listener_add(struct daemon *d, int fd, enum conn_kind kind)
 {
         struct listener *l = malloc(sizeof(*l));
         sd_event_source *s;
@@ -694,7 +930,7 @@ int listener_add(struct daemon *d, int fd, bool tcp)
                 free(l);
                 return -errno;
         }
-        *l = (struct listener){ .d = d, .tcp = tcp };
+        *l = (struct listener){ .d = d, .kind = kind };
         r = sd_event_add_io(d->event, &s, fd, EPOLLIN, listener_io, l);
         if (r < 0) {
                 free(l);
@@ -724,7 +960,7 @@ static int unix_in_use(const char *path, const struct sockaddr_un *sa)
         return r;
 }
 
-int listen_unix(const char *path, int *ret_fd)
+int listen_unix(const char *path, mode_t mode, int *ret_fd)
 {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd, r;
@@ -740,8 +976,7 @@ int listen_unix(const char *path, int *ret_fd)
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        /* Anyone may connect: peer credentials decide who may query. */
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
             listen(fd, SOMAXCONN) < 0) {
                 r = -errno;
                 close(fd);

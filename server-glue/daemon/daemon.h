@@ -51,7 +51,14 @@ struct daemon {
         char *listen_tcp;               /* HOST:PORT, NULL = no TCP */
         char *accounts;                 /* the accounts file; NULL: the default */
         char *keytab;                   /* Kerberos' keytab; NULL: no Kerberos */
-        struct remote_auth *remote;     /* TCP's logons, once TCP is served */
+        struct remote_auth *remote;     /* TCP's and Samba's logons, once either is served */
+        char *samba_np_dir;             /* Samba's external_rpc_pipe:socket_dir, NULL: none */
+        char *samba_np_socket;          /* DIR/np/winreg, once we made it */
+        bool samba_np_passed;           /* systemd passed DIR/np/winreg: not ours to make */
+        bool have_samba_np_group;
+        gid_t samba_np_group;           /* the socket's group, mode 0660 then */
+        gid_t *samba_gids;              /* --samba-group: an SMB user must be in one */
+        size_t n_samba_gids;
         bool have_group;
         gid_t group;                    /* members may query, besides root and our own user */
         uint64_t max_segment;           /* bytes: one provider's segment, at most */
@@ -127,16 +134,24 @@ int daemon_list_plugins(const struct daemon *d);
 void conn_limits_default(struct conn_limits *l);
 
 /*
- * Listens on fd (a bound, listening stream socket; the daemon owns it from
- * now on).  tcp: connections from it are not authorised by credentials.
+ * What a listener's clients are: local programs authorised by their
+ * credentials, remote ones that log on over TCP, or smbd handing over an
+ * SMB client's \PIPE\winreg (samba-np.h), which logs on inside it.
  */
-int listener_add(struct daemon *d, int fd, bool tcp);
+enum conn_kind {
+        CONN_UNIX,
+        CONN_TCP,
+        CONN_SAMBA,
+};
+
+/* Listens on fd (a bound, listening stream socket; the daemon owns it from now on). */
+int listener_add(struct daemon *d, int fd, enum conn_kind kind);
 
 /* Closes every client connection and waits for their threads to finish. */
 void conns_stop(struct daemon *d);
 
-/* Makes, binds and listens on the Unix socket at path; *ret_fd is ours. */
-int listen_unix(const char *path, int *ret_fd);
+/* Makes, binds and listens on the Unix socket at path, of that mode; *ret_fd is ours. */
+int listen_unix(const char *path, mode_t mode, int *ret_fd);
 /* HOST:PORT (IPv6 as [addr]:port); *ret_fd is ours. */
 int listen_tcp(const char *spec, int *ret_fd);
 

@@ -62,6 +62,15 @@ static void usage(FILE *f)
                 "  -s, --socket=PATH        the Unix socket (default RUNTIME_DIR/%s)\n"
                 "  -g, --group=GROUP        members of GROUP may query, besides root and\n"
                 "                           the server's user (env PERFLIB_GROUP)\n"
+                "      --samba-np-dir=DIR   serve \\PIPE\\winreg to Samba's smbd on DIR/np/winreg,\n"
+                "                           DIR being its external_rpc_pipe:socket_dir; SMB\n"
+                "                           users log on inside with the accounts of\n"
+                "                           --accounts (env PERFLIB_SAMBA_NP_DIR)\n"
+                "      --samba-np-group=GROUP\n"
+                "                           that socket's group, mode 0660 (default: only\n"
+                "                           its owner, mode 0600)\n"
+                "      --samba-group=GROUP  an SMB user must be in GROUP (repeatable: one\n"
+                "                           of them); default: any account\n"
                 "\n"
                 "Limits (see LIMITS in perflibd(8); 0 turns a deadline or the per-user cap off):\n"
                 "      --bind-timeout=SEC   close a connection not bound by then (default 10)\n"
@@ -177,6 +186,9 @@ enum {
         OPT_RETRY_MAX,
         OPT_SCAN_WAIT,
         OPT_QUERY_MEMORY,
+        OPT_SAMBA_NP_DIR,
+        OPT_SAMBA_NP_GROUP,
+        OPT_SAMBA_GROUP,
 };
 
 /* One of the timings' options, in ms (1 hour at most): 0, or -EINVAL (told). */
@@ -255,7 +267,7 @@ static int default_port(char **spec)
         return 0;
 }
 
-static int set_group(struct daemon *d, const char *name)
+static int group_id(const char *name, gid_t *ret)
 {
         struct group *g = getgrnam(name);
 
@@ -263,8 +275,34 @@ static int set_group(struct daemon *d, const char *name)
                 fprintf(stderr, "perflibd: no such group: %s\n", name);
                 return -ENOENT;
         }
-        d->group = g->gr_gid;
-        d->have_group = true;
+        *ret = g->gr_gid;
+        return 0;
+}
+
+static int set_group(struct daemon *d, const char *name)
+{
+        int r = group_id(name, &d->group);
+
+        d->have_group = r == 0;
+        return r;
+}
+
+/* --samba-np-group, or one more --samba-group. */
+static int samba_group(struct daemon *d, int opt, const char *name)
+{
+        gid_t *gids;
+
+        if (opt == OPT_SAMBA_NP_GROUP) {
+                d->have_samba_np_group = group_id(name, &d->samba_np_group) == 0;
+                return d->have_samba_np_group ? 0 : -ENOENT;
+        }
+        gids = reallocarray(d->samba_gids, d->n_samba_gids + 1, sizeof(*gids));
+        if (!gids)
+                return -ENOMEM;
+        d->samba_gids = gids;
+        if (group_id(name, &gids[d->n_samba_gids]) < 0)
+                return -ENOENT;
+        d->n_samba_gids++;
         return 0;
 }
 
@@ -296,6 +334,9 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "retry-max", required_argument, NULL, OPT_RETRY_MAX },
                 { "scan-wait", required_argument, NULL, OPT_SCAN_WAIT },
                 { "query-memory", required_argument, NULL, OPT_QUERY_MEMORY },
+                { "samba-np-dir", required_argument, NULL, OPT_SAMBA_NP_DIR },
+                { "samba-np-group", required_argument, NULL, OPT_SAMBA_NP_GROUP },
+                { "samba-group", required_argument, NULL, OPT_SAMBA_GROUP },
                 { "plugin-host", required_argument, NULL, OPT_PLUGIN_HOST },
                 { "plugin-config", required_argument, NULL, OPT_PLUGIN_CONFIG },
                 { "plugin-user", required_argument, NULL, OPT_PLUGIN_USER },
@@ -319,17 +360,24 @@ static int parse_args(struct daemon *d, int argc, char **argv)
 
         if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0 ||
             dup_to(&d->accounts, getenv("PERFLIB_ACCOUNTS")) < 0 ||
-            dup_to(&d->keytab, getenv("PERFLIB_KEYTAB")) < 0)
+            dup_to(&d->keytab, getenv("PERFLIB_KEYTAB")) < 0 ||
+            dup_to(&d->samba_np_dir, getenv("PERFLIB_SAMBA_NP_DIR")) < 0)
                 return -ENOMEM;
         while ((c = getopt_long(argc, argv, "r:R:p:l:a:k:s:g:dhV", opts, &i)) >= 0) {
                 char **dst = c == 'r' ? &d->runtime_dir : c == 'R' ? &d->registry_dir :
                              c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
                              c == 's' ? &d->socket_path : c == 'a' ? &d->accounts :
-                             c == 'k' ? &d->keytab : NULL;
+                             c == 'k' ? &d->keytab :
+                             c == OPT_SAMBA_NP_DIR ? &d->samba_np_dir : NULL;
 
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
                                 return -ENOMEM;
+                        continue;
+                }
+                if (c == OPT_SAMBA_NP_GROUP || c == OPT_SAMBA_GROUP) {
+                        if (samba_group(d, c, optarg) < 0)
+                                return -EINVAL;
                         continue;
                 }
                 if (c == OPT_MAX_COUNTERSETS) {
@@ -389,6 +437,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
         }
         if (d->listen_tcp && !*d->listen_tcp)
                 dup_to(&d->listen_tcp, NULL);
+        if (d->samba_np_dir && !*d->samba_np_dir)
+                dup_to(&d->samba_np_dir, NULL);
         if (d->listen_tcp && default_port(&d->listen_tcp) < 0)
                 return -ENOMEM;
         return group && *group ? set_group(d, group) : 0;
@@ -628,20 +678,39 @@ static int remote_setup(struct daemon *d)
         return remote_auth_new(d->accounts, d->keytab, &d->remote);
 }
 
-/* Socket activation: take what systemd passed. */
+/* Whether fd is bound to Samba's pipe, DIR/np/winreg of --samba-np-dir. */
+static bool is_samba_np(const struct daemon *d, int fd)
+{
+        char *path;
+        bool r;
+
+        if (!d->samba_np_dir || asprintf(&path, "%s/np/winreg", d->samba_np_dir) < 0)
+                return false;
+        r = sd_is_socket_unix(fd, SOCK_STREAM, 1, path, 0) > 0;
+        free(path);
+        return r;
+}
+
+/*
+ * Socket activation: take what systemd passed, Samba's pipe among them
+ * when it is bound where --samba-np-dir says (smbd's first open of the
+ * pipe then starts perflibd).
+ */
 static int listen_activated(struct daemon *d, int n)
 {
         for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
                 bool tcp = sd_is_socket_inet(fd, 0, SOCK_STREAM, 1, 0) > 0;
+                bool samba = !tcp && is_samba_np(d, fd);
 
                 if (!tcp && sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
                         log_warning("ignoring passed descriptor %d: not a listening stream socket", fd);
                         close(fd);
                         continue;
                 }
-                if (tcp && remote_setup(d) < 0)
+                if ((tcp || samba) && remote_setup(d) < 0)
                         return -ENOMEM;
-                if (listener_add(d, fd, tcp) < 0)
+                d->samba_np_passed |= samba;
+                if (listener_add(d, fd, tcp ? CONN_TCP : samba ? CONN_SAMBA : CONN_UNIX) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -655,7 +724,8 @@ static int listen_own(struct daemon *d)
                 d->socket_path = NULL;
                 return -ENOMEM;
         }
-        r = listen_unix(d->socket_path, &fd);
+        /* Anyone may connect: peer credentials decide who may query. */
+        r = listen_unix(d->socket_path, 0666, &fd);
         if (r < 0) {
                 log_error("cannot listen on %s: %s%s", d->socket_path, strerror(-r),
                           r == -EADDRINUSE ? " (is another perflibd running?)" : "");
@@ -663,7 +733,7 @@ static int listen_own(struct daemon *d)
                 d->socket_path = NULL;  /* not ours: do not remove it at exit */
                 return r;
         }
-        r = listener_add(d, fd, false);
+        r = listener_add(d, fd, CONN_UNIX);
         if (r < 0 || !d->listen_tcp)
                 return r;
         r = listen_tcp(d->listen_tcp, &fd);
@@ -678,7 +748,64 @@ static int listen_own(struct daemon *d)
         }
         log_info("serving TCP on %s to the accounts of %s (NTLM%s)", d->listen_tcp,
                  d->accounts, d->keytab ? ", Kerberos" : "");
-        return listener_add(d, fd, true);
+        return listener_add(d, fd, CONN_TCP);
+}
+
+/* DIR/np, made when missing: smbd looks for its pipes' sockets there. */
+static int samba_np_path(struct daemon *d)
+{
+        char *np;
+        int r = 0;
+
+        if (asprintf(&np, "%s/np", d->samba_np_dir) < 0)
+                return -ENOMEM;
+        (void) mkdir(d->samba_np_dir, 0755);
+        if (mkdir(np, 0755) < 0 && errno != EEXIST) {
+                r = -errno;
+                log_error("cannot create %s: %s", np, strerror(errno));
+        } else if (asprintf(&d->samba_np_socket, "%s/winreg", np) < 0) {
+                d->samba_np_socket = NULL;
+                r = -ENOMEM;
+        }
+        free(np);
+        return r;
+}
+
+/*
+ * Samba's \PIPE\winreg on DIR/np/winreg.  smbd connects as root; nobody
+ * else may (mode 0600), or only the --samba-np-group (0660).
+ */
+static int listen_samba(struct daemon *d)
+{
+        int fd, r;
+
+        if (d->samba_np_passed)
+                log_info("serving \\PIPE\\winreg to Samba on %s/np/winreg (from systemd), "
+                         "to the accounts of %s", d->samba_np_dir, d->accounts);
+        if (!d->samba_np_dir || d->samba_np_passed)
+                return 0;
+        if ((r = samba_np_path(d)) < 0)
+                return r;
+        r = listen_unix(d->samba_np_socket, d->have_samba_np_group ? 0660 : 0600, &fd);
+        if (r == 0 && d->have_samba_np_group &&
+            chown(d->samba_np_socket, (uid_t) -1, d->samba_np_group) < 0) {
+                r = -errno;
+                close(fd);
+        }
+        if (r < 0) {
+                log_error("cannot listen on %s: %s", d->samba_np_socket, strerror(-r));
+                free(d->samba_np_socket);
+                d->samba_np_socket = NULL;      /* not ours: do not remove it at exit */
+                return r;
+        }
+        r = remote_setup(d);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        log_info("serving \\PIPE\\winreg to Samba on %s, to the accounts of %s",
+                 d->samba_np_socket, d->accounts);
+        return listener_add(d, fd, CONN_SAMBA);
 }
 
 static int listen_all(struct daemon *d)
@@ -689,7 +816,8 @@ static int listen_all(struct daemon *d)
                 log_error("socket activation: %s", strerror(-n));
                 return n;
         }
-        return n > 0 ? listen_activated(d, n) : listen_own(d);
+        n = n > 0 ? listen_activated(d, n) : listen_own(d);
+        return n < 0 ? n : listen_samba(d);
 }
 
 /* ---- status, signals, the loop ---- */
@@ -791,6 +919,8 @@ static void daemon_done(struct daemon *d)
         conns_stop(d);
         if (d->socket_path)
                 unlink(d->socket_path);
+        if (d->samba_np_socket)
+                unlink(d->samba_np_socket);
         sd_event_unref(d->event);
         ns_free(d->ns);
         /* After conns_stop: no connection draws on it any more. */
@@ -805,6 +935,9 @@ static void daemon_done(struct daemon *d)
         remote_auth_free(d->remote);
         free(d->accounts);
         free(d->keytab);
+        free(d->samba_np_dir);
+        free(d->samba_np_socket);
+        free(d->samba_gids);
 }
 
 static int run(struct daemon *d)

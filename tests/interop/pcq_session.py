@@ -5,7 +5,9 @@ Usage: pcq_session.py HOST PORT
        pcq_session.py HOST PORT robustness          (malformed requests, refused)
        pcq_session.py HOST PORT provider-gone PID   (kills interop-provider PID)
 
-Talks to the server over ncacn_ip_tcp, logged on with NTLM at packet
+Talks to the server over ncacn_ip_tcp (or, with PERFLIB_TEST_PIPE=1, over
+ncacn_np: \PIPE\winreg of the SMB server at HOST:PORT, logged on to SMB as
+the same user), logged on with NTLM at packet
 privacy as PERFLIB_TEST_USER with PERFLIB_TEST_PASSWORD (MS-PCQ 2.1; without
 them, unauthenticated, which a perflibd refuses), and walks every opnum the way a Windows client would (MS-PCQ section 4.1), checking
 the answers against the spec and against what tests/interop/interop-provider.c
@@ -119,14 +121,23 @@ class EOFAwareTCPTransport(transport.TCPTransport):
         return buf
 
 
+def pipe_transport(host, port, user, password):
+    """ncacn_np: \PIPE\winreg through the SMB server at host:port, whose
+    session is user's; the DCE/RPC logon inside defaults to the same."""
+    return transport.SMBTransport(host, port, r'\winreg', username=user, password=password)
+
+
 class Client:
     def __init__(self, host, port):
-        t = transport.DCERPCTransportFactory('ncacn_ip_tcp:%s[%d]' % (host, port))
-        t.__class__ = EOFAwareTCPTransport
+        user = os.environ.get('PERFLIB_TEST_USER')
+        if os.environ.get('PERFLIB_TEST_PIPE'):
+            t = pipe_transport(host, port, user, os.environ.get('PERFLIB_TEST_PASSWORD', ''))
+        else:
+            t = transport.DCERPCTransportFactory('ncacn_ip_tcp:%s[%d]' % (host, port))
+            t.__class__ = EOFAwareTCPTransport
         # Also the timeout of every receive: a server that hangs fails the check.
         t.set_connect_timeout(10)
-        user = os.environ.get('PERFLIB_TEST_USER')
-        if user:
+        if user and not os.environ.get('PERFLIB_TEST_PIPE'):
             t.set_credentials(user, os.environ.get('PERFLIB_TEST_PASSWORD', ''), 'PERFLIB')
         self.dce = t.get_dce_rpc()
         if user:
