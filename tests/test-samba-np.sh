@@ -16,7 +16,9 @@
 #      memory provider) against /proc/meminfo, and sees PKT_INTEGRITY, no
 #      DCE/RPC authentication, a wrong inner password and an inner user
 #      other than the SMB user each refused, a good client served after
-#      each;
+#      each; and over MS-RRP on the same pipe (impacket's registry client)
+#      finds the same counter in HKEY_PERFORMANCE_DATA's "Global" by the
+#      names of its "Counter 009";
 #   3. perflibd's log names the refused SMB user;
 #   4. with --samba-group, the SMB user is refused unless one of the groups
 #      is among the unix groups smbd hands over (perflibd restarted);

@@ -53,6 +53,7 @@
 #include "pcq-core.h"
 #include "perflibv2.h"
 #include "remote-auth.h"
+#include "rrp-perf.h"
 #include "samba-np.h"
 
 #define READ_CHUNK      65536
@@ -104,6 +105,9 @@ struct conn {
         struct np_identity np;
         struct np_unframe unframe;
         struct pv2_auth_policy np_policy;
+        /* MS-RRP beside PerflibV2 on the pipe: the V1 view of the namespace. */
+        struct rrp_perf_session rrp;
+        struct rrp_handlers rrp_handlers;
 
         /* Deadlines, in CLOCK_MONOTONIC microseconds (conn_thread only). */
         uint64_t deadline;
@@ -667,6 +671,17 @@ static int np_setup(struct conn *c)
         r = pv2_server_conn_set_secondary_address(c->rpc, "\\PIPE\\winreg");
         if (r == 0)
                 r = pv2_server_conn_set_auth(c->rpc, &c->np_policy);
+        /*
+         * The pipe is winreg's: a performance client may read
+         * HKEY_PERFORMANCE_DATA there (rrp-perf.h), bound and logged on as
+         * for PerflibV2, under the same lock as its handlers.
+         */
+        c->rrp = (struct rrp_perf_session){ .ns = c->d->ns, .titles = c->d->rrp_titles,
+                                            .allowed = c->session.allowed,
+                                            .system_name = c->d->hostname };
+        c->rrp_handlers = (struct rrp_handlers){ rrp_perf_query_value, &c->rrp };
+        if (r == 0 && c->d->rrp_titles)
+                r = pv2_server_conn_serve_rrp(c->rpc, &c->rrp_handlers);
         return r;
 }
 

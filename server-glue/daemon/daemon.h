@@ -52,6 +52,8 @@ struct daemon {
         char *accounts;                 /* the accounts file; NULL: the default */
         char *keytab;                   /* Kerberos' keytab; NULL: no Kerberos */
         struct remote_auth *remote;     /* TCP's and Samba's logons, once either is served */
+        struct rrp_titles *rrp_titles;  /* MS-RRP's title indexes on Samba's pipe (rrp-perf.h) */
+        char hostname[256];             /* the PERF_DATA_BLOCK's SystemName */
         char *samba_np_dir;             /* Samba's external_rpc_pipe:socket_dir, NULL: none */
         char *samba_np_socket;          /* DIR/np/winreg, once we made it */
         bool samba_np_passed;           /* systemd passed DIR/np/winreg: not ours to make */

@@ -34,6 +34,7 @@
 #include "reader.h"
 #include "registry.h"
 #include "remote-auth.h"
+#include "rrp-perf.h"
 
 #define SOCKET_NAME "perflibd.sock"
 
@@ -923,6 +924,7 @@ static void daemon_done(struct daemon *d)
                 unlink(d->samba_np_socket);
         sd_event_unref(d->event);
         ns_free(d->ns);
+        rrp_titles_free(d->rrp_titles);
         /* After conns_stop: no connection draws on it any more. */
         pv2_budget_free(d->budget);
         registry_drop(d);
@@ -964,6 +966,12 @@ static int run(struct daemon *d)
         if ((r = ns_start_discovery(d->ns)) < 0)
                 return r;
         ns_set_query_memory(d->ns, d->limits.query_memory);
+        if (d->samba_np_dir) {
+                if ((r = rrp_titles_new(&d->rrp_titles)) < 0)
+                        return r;
+                if (gethostname(d->hostname, sizeof(d->hostname) - 1) < 0)
+                        snprintf(d->hostname, sizeof(d->hostname), "localhost");
+        }
         registry_load(d);
         /* Watching first: a plugin installed meanwhile is not missed. */
         watch_all(d);

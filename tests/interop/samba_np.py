@@ -10,10 +10,14 @@ perflibd's accounts file; OTHER only the latter.  Checks that a client
 logged on inside the pipe with NTLM at packet privacy reads
 \\Memory\\Available Bytes as /proc/meminfo says it; that PKT_INTEGRITY, no
 DCE/RPC authentication, a wrong inner password and an inner user other
-than the SMB one are each refused, as is a bind to MS-RRP (which
-perflibd does not serve), and that the next good client is served.  Prints one PASS/FAIL line per check; exits 0 only if all pass.
+than the SMB one are each refused, and that the next good client is
+served.  MS-RRP on the same pipe: impacket's registry client opens
+HKEY_PERFORMANCE_DATA, reads "Counter 009" and "Global", and finds
+\Memory\Available Bytes in the PERF_DATA_BLOCK as /proc/meminfo says it;
+unauthenticated, the bind is refused.  Prints one PASS/FAIL line per check; exits 0 only if all pass.
 """
 
+import struct
 import sys
 import time
 
@@ -92,6 +96,70 @@ def available_bytes(c):
           '\\Memory\\Available Bytes through the pipe matches /proc/meminfo '
           '(%s, /proc %d..%d)' % (value, lo, hi))
     close_query(c, h)
+
+
+def counter_names(c, hkey):
+    """The (index, name) pairs of HKPD's "Counter 009", after its "1", last."""
+    kind, text = rrp.hBaseRegQueryValue(c.dce, hkey, 'Counter 009')
+    check(kind == rrp.REG_MULTI_SZ, '"Counter 009" is REG_MULTI_SZ', 'type %d' % kind)
+    check(text.endswith('\x00\x00'), '"Counter 009" ends with two NULs')
+    names = text.rstrip('\x00').split('\x00')
+    pairs = [(int(names[i]), names[i + 1]) for i in range(2, len(names) - 1, 2) if names[i]]
+    check(names[0] == '1' and int(names[1]) >= max(i for i, _ in pairs),
+          '"Counter 009" starts with 1 and the last index', repr(names[:2]))
+    return pairs
+
+
+def memory_indexes(pairs):
+    """Memory's object index and, after it, its Available Bytes counter's."""
+    obj = next(i for i, n in pairs if n == 'Memory')
+    ctr = min(i for i, n in pairs if n == 'Available Bytes' and i > obj)
+    return obj, ctr
+
+
+def v1_value(block, obj, ctr):
+    """The value of counter ctr of the single-instance object obj in a PERF_DATA_BLOCK."""
+    check(block[:8] == 'PERF'.encode('utf-16-le'), '"Global" is a PERF_DATA_BLOCK')
+    total, header, n_objects = struct.unpack_from('<III', block, 20)
+    check(total == len(block), 'its TotalByteLength is its size', '%d, %d' % (total, len(block)))
+    off = header
+    for _ in range(n_objects):
+        size, deflen, hlen, index = struct.unpack_from('<IIII', block, off)
+        n_counters, _, n_instances = struct.unpack_from('<IiI', block, off + 32)
+        if index == obj:
+            check(n_instances == 0xFFFFFFFF, 'Memory has no instances (PERF_NO_INSTANCES)')
+            for k in range(n_counters):
+                d = off + hlen + 40 * k
+                cindex, = struct.unpack_from('<I', block, d + 4)
+                csize, coff = struct.unpack_from('<II', block, d + 32)
+                if cindex == ctr:
+                    fmt = '<Q' if csize == 8 else '<I'
+                    return struct.unpack_from(fmt, block, off + deflen + coff)[0]
+        off += size
+    return None
+
+
+def registry(host, port, user, password):
+    """HKEY_PERFORMANCE_DATA through MS-RRP on the same pipe."""
+    c = Pipe(host, port, user, password, interface=rrp.MSRPC_UUID_RRP)
+    hkey = rrp.hOpenPerformanceData(c.dce)['phKey']
+    obj, ctr = memory_indexes(counter_names(c, hkey))
+    before = mem_available()
+    kind, block = rrp.hBaseRegQueryValue(c.dce, hkey, 'Global')
+    after = mem_available()
+    check(kind == rrp.REG_BINARY, '"Global" is REG_BINARY', 'type %d' % kind)
+    value = v1_value(block, obj, ctr)
+    lo, hi = min(before, after), max(before, after)
+    check(value is not None and lo * 0.98 <= value <= hi * 1.02,
+          'MS-RRP: \\Memory\\Available Bytes in "Global" matches /proc/meminfo '
+          '(%s, /proc %d..%d)' % (value, lo, hi))
+    try:
+        rrp.hOpenCurrentUser(c.dce)
+        check(False, 'HKEY_CURRENT_USER is refused', 'opened')
+    except DCERPCException as e:
+        check('access_denied' in str(e).lower(), 'HKEY_CURRENT_USER is refused', str(e)[:60])
+    rrp.hBaseRegCloseKey(c.dce, hkey)
+    c.dce.disconnect()
 
 
 def served(host, port, user, password, after):
@@ -175,8 +243,11 @@ def main(argv):
     refused(host, port, user, password, 'a wrong inner password', inner=(user, password + 'x'))
     refused(host, port, user, password, 'an inner user other than the SMB one',
             inner=(other, other_password))
-    # MS-RRP shares the pipe; perflibd does not serve it (yet): refused, not crashed.
-    refused(host, port, user, password, 'a bind to MS-RRP (winreg)', interface=rrp.MSRPC_UUID_RRP)
+    # MS-RRP shares the pipe: perflibd answers a performance client's calls.
+    check.step('MS-RRP on \\PIPE\\winreg: HKEY_PERFORMANCE_DATA', registry,
+               host, port, user, password)
+    refused(host, port, user, password, 'an MS-RRP bind without DCE/RPC authentication',
+            level=RPC_C_AUTHN_LEVEL_NONE, interface=rrp.MSRPC_UUID_RRP)
     print('%d passed, %d failed' % (check.passed, check.failed))
     return 1 if check.failed else 0
 
