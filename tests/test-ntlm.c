@@ -272,6 +272,65 @@ static void refused_credentials(void **state)
         stop(&p);
 }
 
+/*
+ * A judge other than the hash lookup (Samba's winbind): "Samba" with
+ * "Winbind" is known there, checked as winbind checks NTLMv2, and gives the
+ * session base key; anyone else is unknown.
+ */
+static int verify_calls;
+static int verify(void *userdata, const char *user, const char *domain,
+                  const uint8_t challenge[8], const uint8_t *nt, size_t nt_len,
+                  uint8_t ret_base[16])
+{
+        uint8_t hash[NTLM_HASH_SIZE], key[16], proof[16], base[16];
+
+        (void) userdata;
+        verify_calls++;
+        if (strcmp(user, "Samba") != 0)
+                return -ENOENT;
+        assert_true(nt_len > 16);
+        assert_int_equal(ntlm_nt_hash("Winbind", hash), 0);
+        assert_int_equal(ntlm_ntowfv2(hash, user, domain, key), 0);
+        ntlm_v2_proof(key, challenge, nt + 16, nt_len - 16, proof, base);
+        if (memcmp(proof, nt, 16) != 0)
+                return -EACCES;
+        memcpy(ret_base, base, 16);
+        return 0;
+}
+
+static void verified_elsewhere(void **state)
+{
+        static const struct { const char *user, *password; int want, verified; } cases[] = {
+                { "Samba", "Winbind", 0, 1 },
+                { "Samba", "wrong", -EACCES, 1 },
+                { "Nobody", "Winbind", -EACCES, 1 },
+                { "User", "Password", 0, 0 },   /* the lookup's own: never asked */
+        };
+        uint8_t data[sizeof(plaintext)], sig[NTLM_SIG_SIZE];
+        struct pair p;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                verify_calls = 0;
+                start(&p, cases[i].user, cases[i].password);
+                ntlm_server_set_verify(p.server, verify);
+                assert_int_equal(finish(&p), cases[i].want);
+                assert_int_equal(verify_calls, cases[i].verified);
+                if (cases[i].want == 0) {
+                        assert_string_equal(ntlm_server_user(p.server), cases[i].user);
+                        /* The keys agree: what the client seals, the server opens. */
+                        memcpy(data, plaintext, sizeof(data));
+                        assert_int_equal(ntlm_seal(ntlm_client_session(p.client), data,
+                                                   sizeof(data), sig), 0);
+                        assert_int_equal(ntlm_unseal(ntlm_server_session(p.server), data,
+                                                     sizeof(data), sig, sizeof(sig)), 0);
+                        assert_memory_equal(data, plaintext, sizeof(data));
+                } else
+                        assert_null(ntlm_server_session(p.server));
+                stop(&p);
+        }
+}
+
 /* One session pair, established. */
 static void established(struct pair *p)
 {
@@ -535,6 +594,7 @@ int main(void)
                 cmocka_unit_test(seal_vectors),
                 cmocka_unit_test(round_trip),
                 cmocka_unit_test(refused_credentials),
+                cmocka_unit_test(verified_elsewhere),
                 cmocka_unit_test(tampered_messages),
                 cmocka_unit_test(malformed_negotiate),
                 cmocka_unit_test(malformed_authenticate),

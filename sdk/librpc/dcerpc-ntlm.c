@@ -166,6 +166,12 @@ static const struct dcerpc_sec_ops ntlm_sec_ops = {
 int dcerpc_sec_ntlm_server(const char *target, ntlm_lookup_fn lookup, void *userdata,
                            struct dcerpc_sec *ret)
 {
+        return dcerpc_sec_ntlm_server_verify(target, lookup, NULL, userdata, ret);
+}
+
+int dcerpc_sec_ntlm_server_verify(const char *target, ntlm_lookup_fn lookup,
+                                  ntlm_verify_fn verify, void *userdata, struct dcerpc_sec *ret)
+{
         struct ntlm_sec *n;
         int r;
 
@@ -179,6 +185,7 @@ int dcerpc_sec_ntlm_server(const char *target, ntlm_lookup_fn lookup, void *user
                 free(n);
                 return r;
         }
+        ntlm_server_set_verify(n->server, verify);
         *ret = (struct dcerpc_sec){ &ntlm_sec_ops, n };
         return 0;
 }

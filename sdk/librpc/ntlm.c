@@ -360,6 +360,7 @@ enum { WANT_NEGOTIATE, WANT_AUTHENTICATE, ESTABLISHED, FAILED };
 struct ntlm_server {
         int state;
         ntlm_lookup_fn lookup;
+        ntlm_verify_fn verify;          /* NULL: lookup alone */
         void *userdata;
         uint8_t target16[4 * NTLM_NAME_MAX];
         size_t target16_len;
@@ -392,6 +393,12 @@ int ntlm_server_new(const char *target, ntlm_lookup_fn lookup, void *userdata,
         s->userdata = userdata;
         *ret = s;
         return 0;
+}
+
+void ntlm_server_set_verify(struct ntlm_server *s, ntlm_verify_fn verify)
+{
+        if (s)
+                s->verify = verify;
 }
 
 void ntlm_server_free(struct ntlm_server *s)
@@ -524,20 +531,12 @@ static int parse_authenticate(const uint8_t *in, size_t len, struct auth_msg *a)
         return 0;
 }
 
-/* The exported session key, or -EACCES: the proof, then the MIC. */
-static int check_response(struct ntlm_server *s, const uint8_t *in, size_t len,
-                          const struct auth_msg *a, const uint8_t nt_hash[NTLM_HASH_SIZE],
-                          uint8_t ret_key[16])
+/* The exported session key from a proven session base key, or -EACCES: the MIC. */
+static int check_mic(struct ntlm_server *s, const uint8_t *in, size_t len,
+                     const struct auth_msg *a, const uint8_t base[16], uint8_t ret_key[16])
 {
-        uint8_t upper[4 * NTLM_NAME_MAX], key[16], proof[16], base[16], exported[16];
-        uint8_t mic[16];
+        uint8_t exported[16], mic[16];
 
-        upper_user(a->user, upper);
-        ntowfv2_utf16(nt_hash, (struct span) { upper, a->user.len }, a->domain, key);
-        ntlm_v2_proof(key, s->server_challenge, a->nt.p + NT_PROOF, a->nt.len - NT_PROOF,
-                      proof, base);
-        if (!memeql_sec(proof, a->nt.p, NT_PROOF))
-                return -EACCES;
         ntlm_key_exchange(base, a->key.p, exported);
         if (a->has_mic) {
                 mic_of(exported, (struct span) { s->negotiate, s->negotiate_len },
@@ -547,6 +546,35 @@ static int check_response(struct ntlm_server *s, const uint8_t *in, size_t len,
         }
         memcpy(ret_key, exported, 16);
         return 0;
+}
+
+/* The exported session key, or -EACCES: the proof, then the MIC. */
+static int check_response(struct ntlm_server *s, const uint8_t *in, size_t len,
+                          const struct auth_msg *a, const uint8_t nt_hash[NTLM_HASH_SIZE],
+                          uint8_t ret_key[16])
+{
+        uint8_t upper[4 * NTLM_NAME_MAX], key[16], proof[16], base[16];
+
+        upper_user(a->user, upper);
+        ntowfv2_utf16(nt_hash, (struct span) { upper, a->user.len }, a->domain, key);
+        ntlm_v2_proof(key, s->server_challenge, a->nt.p + NT_PROOF, a->nt.len - NT_PROOF,
+                      proof, base);
+        if (!memeql_sec(proof, a->nt.p, NT_PROOF))
+                return -EACCES;
+        return check_mic(s, in, len, a, base, ret_key);
+}
+
+/* An account lookup does not know, judged by verify: 0 (*ret_key set), -ENOENT, -EACCES. */
+static int check_verified(struct ntlm_server *s, const uint8_t *in, size_t len,
+                          const struct auth_msg *a, const char *domain, uint8_t ret_key[16])
+{
+        uint8_t base[16];
+        int r = s->verify(s->userdata, s->user, domain, s->server_challenge, a->nt.p,
+                          a->nt.len, base);
+
+        if (r < 0)
+                return r;
+        return check_mic(s, in, len, a, base, ret_key);
 }
 
 static int server_authenticate(struct ntlm_server *s, const uint8_t *in, size_t len)
@@ -569,6 +597,15 @@ static int server_authenticate(struct ntlm_server *s, const uint8_t *in, size_t 
         if (r < 0 && r != -ENOENT)
                 return r;
         known = r == 0;
+        if (!known && s->verify && s->user[0]) {
+                r = check_verified(s, in, len, &a, domain, exported);
+                if (r == 0) {
+                        s->mic = a.has_mic;
+                        return ntlm_session_new(exported, false, &s->session);
+                }
+                if (r != -ENOENT && r != -EACCES)
+                        return r;
+        }
         r = check_response(s, in, len, &a, known ? hash : no_hash, exported);
         if (r < 0)
                 return r;

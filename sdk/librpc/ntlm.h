@@ -75,10 +75,24 @@ typedef int (*ntlm_lookup_fn)(void *userdata, const char *user, const char *doma
                               uint8_t ret_hash[NTLM_HASH_SIZE]);
 struct ntlm_server;
 
+/*
+ * Another judge of a response, for accounts whose hash lookup does not
+ * know (-ENOENT): Samba's winbind, which holds the hash and checks the
+ * NTLMv2 response itself.  Given the user and domain as the client sent
+ * them, our challenge and the client's NT response (the NTProofStr and
+ * the blob), it writes the session base key and returns 0, or -EACCES
+ * (wrong response), -ENOENT (no such account) or another -errno.
+ */
+typedef int (*ntlm_verify_fn)(void *userdata, const char *user, const char *domain,
+                              const uint8_t challenge[8], const uint8_t *nt, size_t nt_len,
+                              uint8_t ret_session_base_key[16]);
+
 /* The caller owns *ret and frees it with ntlm_server_free. */
 int ntlm_server_new(const char *target, ntlm_lookup_fn lookup, void *userdata,
                     struct ntlm_server **ret);
 void ntlm_server_free(struct ntlm_server *s);
+/* Asks verify (with lookup's userdata) about the accounts lookup does not know. */
+void ntlm_server_set_verify(struct ntlm_server *s, ntlm_verify_fn verify);
 
 /*
  * Feeds a client token.  NEGOTIATE gives a CHALLENGE in *ret_out (the
