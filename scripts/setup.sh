@@ -25,7 +25,7 @@ configure_args=()
 required_pkgs=(build-essential autoconf automake libtool pkg-config libltdl-dev
                libxml2-dev libsystemd-dev libcmocka-dev nettle-dev clang
                libkrb5-dev krb5-kdc krb5-admin-server krb5-user
-               python3-impacket tshark procps iproute2 sysstat python3-samba samba
+               python3-impacket tshark procps iproute2 sysstat python3-samba samba winbind libwbclient-dev
                libmicrohttpd-dev libyaml-dev libcrypt-dev zlib1g-dev
                prometheus python3-prometheus-client curl openssl)
 # Nice to have: the PCP MMV comparison in bench/, clang's libFuzzer runtime,

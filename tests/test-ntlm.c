@@ -313,7 +313,7 @@ static void verified_elsewhere(void **state)
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 verify_calls = 0;
                 start(&p, cases[i].user, cases[i].password);
-                ntlm_server_set_verify(p.server, verify);
+                ntlm_server_set_verify(p.server, verify, NULL);
                 assert_int_equal(finish(&p), cases[i].want);
                 assert_int_equal(verify_calls, cases[i].verified);
                 if (cases[i].want == 0) {

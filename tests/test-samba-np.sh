@@ -24,7 +24,11 @@
 #      is among the unix groups smbd hands over (perflibd restarted);
 #   5. the connection cap per address counts the SMB client's address
 #      (--max-clients-per-user=1);
-#   6. socket activation: systemd-socket-activate holds the pipe's socket,
+#   6. with --samba-winbind (winbindd of the test's own smb.conf), an SMB
+#      user missing from the accounts file logs on inside with Samba's
+#      password, and not without the option nor with a wrong password;
+#      skipped when the machine runs a winbindd of its own;
+#   7. socket activation: systemd-socket-activate holds the pipe's socket,
 #      and smbd's first open of the pipe starts perflibd, which serves it.
 #
 # Exit 77 (SKIP) when not root (smbd and useradd need it), or smbd,
@@ -74,13 +78,15 @@ export PERFLIB_PLUGIN_HOST="${PERFLIB_PLUGIN_HOST:-$build/server-glue/plugins/pe
 # The SMB user (unix, passdb, accounts), and an account with no SMB side.
 user="plnp$$" pass='Pipe-pass.21' other=otheruser other_pass='Other-pass.21'
 made_user=''
-smbd_pid='' perflibd_pid='' provider_pid=''
+smbd_pid='' perflibd_pid='' provider_pid='' winbindd_pid=''
 # shellcheck disable=SC2317 # (run by the trap)
 cleanup() {
-        for pid in $smbd_pid $perflibd_pid $provider_pid; do
+        for pid in $smbd_pid $perflibd_pid $provider_pid $winbindd_pid; do
                 kill "$pid" 2>/dev/null
         done
         wait 2>/dev/null
+        # Our winbindd's socket is at the machine's default place: not left behind.
+        [ -n "$winbindd_pid" ] && rm -f /run/samba/winbindd/pipe
         # smbd's children serving the user go a moment after it.
         if [ -n "$made_user" ]; then
                 wait_for '! pgrep -u "$user" >/dev/null 2>&1' 50
@@ -214,7 +220,49 @@ else
         say "FAIL: the log does not name the SMB client's address over its cap"; rc=1
 fi
 
-# 6. The pipe's socket from systemd: the first open starts perflibd.
+# 6. --samba-winbind: a Samba user not in the accounts file logs on inside
+#    with the password Samba holds, checked by winbindd (ours, on this
+#    smb.conf; libwbclient finds it at the machine's default socket).
+printf '%s\n' "$other_pass" | "$passwd" -f "$tmp/accounts-other" "$other" >/dev/null || exit 1
+winbindd=$(command -v winbindd || echo /usr/sbin/winbindd)
+if [ ! -x "$winbindd" ]; then
+        say "winbind skipped: no winbindd (apt install winbind)"
+elif command -v wbinfo >/dev/null && wbinfo -p >/dev/null 2>&1; then
+        say "winbind skipped: the machine runs a winbindd of its own, which this test must not replace"
+else
+        "$winbindd" --foreground --configfile="$conf" >"$tmp/winbindd.log" 2>&1 &
+        winbindd_pid=$!
+        wait_for 'wbinfo -p >/dev/null 2>&1 || ! kill -0 $winbindd_pid 2>/dev/null' 100
+        stop_perflibd
+        start_perflibd --accounts "$tmp/accounts-other"
+        logon
+        st=$?
+        if [ "$st" = 3 ]; then
+                say "PASS: an SMB user missing from the accounts file is denied without --samba-winbind"
+        else
+                say "FAIL: an SMB user missing from the accounts file logged on with status $st"; rc=1
+        fi
+        stop_perflibd
+        start_perflibd --accounts "$tmp/accounts-other" --samba-winbind
+        if logon; then
+                say "PASS: --samba-winbind: the SMB user logs on with Samba's password"
+        else
+                say "FAIL: --samba-winbind: the SMB user is not served"; rc=1
+                cat "$tmp/winbindd.log"
+        fi
+        (cd "$interop" && timeout 60 "$PY" samba_np.py 127.0.0.1 "$port" "$user" "$pass" logon-wrong)
+        st=$?
+        if [ "$st" = 3 ]; then
+                say "PASS: --samba-winbind: a wrong inner password is denied"
+        else
+                say "FAIL: --samba-winbind: a wrong inner password got status $st, not 3"; rc=1
+        fi
+        kill "$winbindd_pid" && wait "$winbindd_pid"
+        winbindd_pid=''
+        rm -f /run/samba/winbindd/pipe
+fi
+
+# 7. The pipe's socket from systemd: the first open starts perflibd.
 if command -v systemd-socket-activate >/dev/null 2>&1; then
         stop_perflibd
         set -- -E PERFLIB_PLUGIN_HOST

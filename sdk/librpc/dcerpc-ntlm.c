@@ -166,11 +166,12 @@ static const struct dcerpc_sec_ops ntlm_sec_ops = {
 int dcerpc_sec_ntlm_server(const char *target, ntlm_lookup_fn lookup, void *userdata,
                            struct dcerpc_sec *ret)
 {
-        return dcerpc_sec_ntlm_server_verify(target, lookup, NULL, userdata, ret);
+        return dcerpc_sec_ntlm_server_verify(target, lookup, userdata, NULL, NULL, ret);
 }
 
-int dcerpc_sec_ntlm_server_verify(const char *target, ntlm_lookup_fn lookup,
-                                  ntlm_verify_fn verify, void *userdata, struct dcerpc_sec *ret)
+int dcerpc_sec_ntlm_server_verify(const char *target, ntlm_lookup_fn lookup, void *userdata,
+                                  ntlm_verify_fn verify, void *verify_userdata,
+                                  struct dcerpc_sec *ret)
 {
         struct ntlm_sec *n;
         int r;
@@ -185,7 +186,7 @@ int dcerpc_sec_ntlm_server_verify(const char *target, ntlm_lookup_fn lookup,
                 free(n);
                 return r;
         }
-        ntlm_server_set_verify(n->server, verify);
+        ntlm_server_set_verify(n->server, verify, verify_userdata);
         *ret = (struct dcerpc_sec){ &ntlm_sec_ops, n };
         return 0;
 }

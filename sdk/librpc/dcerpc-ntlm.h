@@ -30,8 +30,9 @@ extern const struct dcerpc_auth_mech dcerpc_ntlm_mech;
 int dcerpc_sec_ntlm_server(const char *target, ntlm_lookup_fn lookup, void *userdata,
                            struct dcerpc_sec *ret);
 /* The same, asking verify about the accounts lookup does not know (ntlm_server_set_verify). */
-int dcerpc_sec_ntlm_server_verify(const char *target, ntlm_lookup_fn lookup,
-                                  ntlm_verify_fn verify, void *userdata, struct dcerpc_sec *ret);
+int dcerpc_sec_ntlm_server_verify(const char *target, ntlm_lookup_fn lookup, void *userdata,
+                                  ntlm_verify_fn verify, void *verify_userdata,
+                                  struct dcerpc_sec *ret);
 int dcerpc_sec_ntlm_client(const char *user, const char *domain,
                            const uint8_t nt_hash[NTLM_HASH_SIZE], struct dcerpc_sec *ret);
 

@@ -361,6 +361,7 @@ struct ntlm_server {
         int state;
         ntlm_lookup_fn lookup;
         ntlm_verify_fn verify;          /* NULL: lookup alone */
+        void *verify_userdata;
         void *userdata;
         uint8_t target16[4 * NTLM_NAME_MAX];
         size_t target16_len;
@@ -395,10 +396,12 @@ int ntlm_server_new(const char *target, ntlm_lookup_fn lookup, void *userdata,
         return 0;
 }
 
-void ntlm_server_set_verify(struct ntlm_server *s, ntlm_verify_fn verify)
+void ntlm_server_set_verify(struct ntlm_server *s, ntlm_verify_fn verify, void *userdata)
 {
-        if (s)
-                s->verify = verify;
+        if (!s)
+                return;
+        s->verify = verify;
+        s->verify_userdata = userdata;
 }
 
 void ntlm_server_free(struct ntlm_server *s)
@@ -569,7 +572,7 @@ static int check_verified(struct ntlm_server *s, const uint8_t *in, size_t len,
                           const struct auth_msg *a, const char *domain, uint8_t ret_key[16])
 {
         uint8_t base[16];
-        int r = s->verify(s->userdata, s->user, domain, s->server_challenge, a->nt.p,
+        int r = s->verify(s->verify_userdata, s->user, domain, s->server_challenge, a->nt.p,
                           a->nt.len, base);
 
         if (r < 0)

@@ -91,8 +91,8 @@ typedef int (*ntlm_verify_fn)(void *userdata, const char *user, const char *doma
 int ntlm_server_new(const char *target, ntlm_lookup_fn lookup, void *userdata,
                     struct ntlm_server **ret);
 void ntlm_server_free(struct ntlm_server *s);
-/* Asks verify (with lookup's userdata) about the accounts lookup does not know. */
-void ntlm_server_set_verify(struct ntlm_server *s, ntlm_verify_fn verify);
+/* Asks verify (with its userdata) about the accounts lookup does not know. */
+void ntlm_server_set_verify(struct ntlm_server *s, ntlm_verify_fn verify, void *userdata);
 
 /*
  * Feeds a client token.  NEGOTIATE gives a CHALLENGE in *ret_out (the

@@ -47,6 +47,7 @@
 
 #include "accept-pause.h"
 #include "accounts.h"
+#include "acct-winbind.h"
 #include "daemon.h"
 #include "log.h"
 #include "ns-live.h"
@@ -108,6 +109,9 @@ struct conn {
         /* MS-RRP beside PerflibV2 on the pipe: the V1 view of the namespace. */
         struct rrp_perf_session rrp;
         struct rrp_handlers rrp_handlers;
+        /* With --samba-winbind: Samba's accounts, and the user winbind vouched for. */
+        struct remote_verifier verifier;
+        char winbind_user[NTLM_NAME_MAX + 1];
 
         /* Deadlines, in CLOCK_MONOTONIC microseconds (conn_thread only). */
         uint64_t deadline;
@@ -609,11 +613,40 @@ static int np_accept(struct conn *c)
         return send_all(c->fd, &iov, 1);
 }
 
+/*
+ * winbind's check of a logon on the pipe (acct-winbind.h), for an account
+ * the accounts file does not list.  It may wait on a domain controller:
+ * not while holding the namespace lock, under which the connection's
+ * bytes are fed (the logon touches nothing of the namespace).
+ */
+static int np_winbind_verify(void *userdata, const char *user, const char *domain,
+                             const uint8_t challenge[8], const uint8_t *nt, size_t nt_len,
+                             uint8_t ret_base[16])
+{
+        struct conn *c = userdata;
+        int r;
+
+        ns_unlock(c->d->ns);
+        r = acct_winbind_verify(NULL, user, domain, challenge, nt, nt_len, ret_base);
+        ns_lock(c->d->ns);
+        if (r == 0 && strlen(user) < sizeof(c->winbind_user))
+                strcpy(c->winbind_user, user);
+        else if (r == 0)
+                r = -EACCES;
+        if (r == -EHOSTUNREACH || r == -EIO)
+                log_error("winbind could not check the logon of %s\\%s on the Samba pipe: %s",
+                          domain, user, r == -EHOSTUNREACH ? "winbindd is not running" :
+                          "it reported an error");
+        return r == -ENOENT ? -ENOENT : r < 0 ? -EACCES : 0;
+}
+
 static int np_new_sec(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
 {
         struct conn *c = userdata;
         const struct pv2_auth_policy *p = remote_auth_policy(c->d->remote);
 
+        if (c->d->samba_winbind)
+                return remote_auth_new_sec_verified(&c->verifier, auth_type, ret);
         return p->new_sec(p->userdata, auth_type, ret);
 }
 
@@ -643,7 +676,9 @@ static int np_authorize(void *userdata, const char *peer)
         const struct pv2_auth_policy *p = remote_auth_policy(c->d->remote);
         const char *from = c->np.client_addr ? c->np.client_addr : "an unknown address";
 
-        if (p->authorize(p->userdata, peer) < 0)
+        /* An account of the file, or one winbind vouched for on this very logon. */
+        if (p->authorize(p->userdata, peer) < 0 &&
+            !(c->winbind_user[0] && acct_name_equal(peer, c->winbind_user)))
                 return -EACCES;
         if (!acct_name_equal(peer, c->np.account)) {
                 log_notice("refused the SMB user %s from %s: it logged on to the pipe as %s",
@@ -667,6 +702,7 @@ static int np_setup(struct conn *c)
         if (!c->d->remote)
                 return -EACCES;
         c->np_policy = (struct pv2_auth_policy){ np_new_sec, np_authorize, c };
+        c->verifier = (struct remote_verifier){ c->d->remote, np_winbind_verify, c };
         /* ncacn_np's bind_ack names the pipe (MS-RPCE 2.2.2.12 port_any_t). */
         r = pv2_server_conn_set_secondary_address(c->rpc, "\\PIPE\\winreg");
         if (r == 0)

@@ -55,6 +55,7 @@ struct daemon {
         struct rrp_titles *rrp_titles;  /* MS-RRP's title indexes on Samba's pipe (rrp-perf.h) */
         char hostname[256];             /* the PERF_DATA_BLOCK's SystemName */
         char *samba_np_dir;             /* Samba's external_rpc_pipe:socket_dir, NULL: none */
+        bool samba_winbind;             /* logons on the pipe may use Samba's own passwords */
         char *samba_np_socket;          /* DIR/np/winreg, once we made it */
         bool samba_np_passed;           /* systemd passed DIR/np/winreg: not ours to make */
         bool have_samba_np_group;

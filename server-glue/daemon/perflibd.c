@@ -72,6 +72,9 @@ static void usage(FILE *f)
                 "                           its owner, mode 0600)\n"
                 "      --samba-group=GROUP  an SMB user must be in GROUP (repeatable: one\n"
                 "                           of them); default: any account\n"
+                "      --samba-winbind      SMB users may log on inside with the password\n"
+                "                           Samba holds, checked by winbindd, besides the\n"
+                "                           accounts of --accounts (env PERFLIB_SAMBA_WINBIND=1)\n"
                 "\n"
                 "Limits (see LIMITS in perflibd(8); 0 turns a deadline or the per-user cap off):\n"
                 "      --bind-timeout=SEC   close a connection not bound by then (default 10)\n"
@@ -190,6 +193,7 @@ enum {
         OPT_SAMBA_NP_DIR,
         OPT_SAMBA_NP_GROUP,
         OPT_SAMBA_GROUP,
+        OPT_SAMBA_WINBIND,
 };
 
 /* One of the timings' options, in ms (1 hour at most): 0, or -EINVAL (told). */
@@ -338,6 +342,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "samba-np-dir", required_argument, NULL, OPT_SAMBA_NP_DIR },
                 { "samba-np-group", required_argument, NULL, OPT_SAMBA_NP_GROUP },
                 { "samba-group", required_argument, NULL, OPT_SAMBA_GROUP },
+                { "samba-winbind", no_argument, NULL, OPT_SAMBA_WINBIND },
                 { "plugin-host", required_argument, NULL, OPT_PLUGIN_HOST },
                 { "plugin-config", required_argument, NULL, OPT_PLUGIN_CONFIG },
                 { "plugin-user", required_argument, NULL, OPT_PLUGIN_USER },
@@ -364,6 +369,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
             dup_to(&d->keytab, getenv("PERFLIB_KEYTAB")) < 0 ||
             dup_to(&d->samba_np_dir, getenv("PERFLIB_SAMBA_NP_DIR")) < 0)
                 return -ENOMEM;
+        d->samba_winbind = getenv("PERFLIB_SAMBA_WINBIND") &&
+                           strcmp(getenv("PERFLIB_SAMBA_WINBIND"), "1") == 0;
         while ((c = getopt_long(argc, argv, "r:R:p:l:a:k:s:g:dhV", opts, &i)) >= 0) {
                 char **dst = c == 'r' ? &d->runtime_dir : c == 'R' ? &d->registry_dir :
                              c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
@@ -374,6 +381,10 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
                                 return -ENOMEM;
+                        continue;
+                }
+                if (c == OPT_SAMBA_WINBIND) {
+                        d->samba_winbind = true;
                         continue;
                 }
                 if (c == OPT_SAMBA_NP_GROUP || c == OPT_SAMBA_GROUP) {
@@ -440,6 +451,11 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 dup_to(&d->listen_tcp, NULL);
         if (d->samba_np_dir && !*d->samba_np_dir)
                 dup_to(&d->samba_np_dir, NULL);
+        if (d->samba_winbind && !d->samba_np_dir) {
+                fprintf(stderr, "perflibd: --samba-winbind is for Samba's pipe: it needs "
+                        "--samba-np-dir\n");
+                return -EINVAL;
+        }
         if (d->listen_tcp && default_port(&d->listen_tcp) < 0)
                 return -ENOMEM;
         return group && *group ? set_group(d, group) : 0;
@@ -782,7 +798,8 @@ static int listen_samba(struct daemon *d)
 
         if (d->samba_np_passed)
                 log_info("serving \\PIPE\\winreg to Samba on %s/np/winreg (from systemd), "
-                         "to the accounts of %s", d->samba_np_dir, d->accounts);
+                         "to the accounts of %s%s", d->samba_np_dir, d->accounts,
+                         d->samba_winbind ? " and Samba's, through winbind" : "");
         if (!d->samba_np_dir || d->samba_np_passed)
                 return 0;
         if ((r = samba_np_path(d)) < 0)
@@ -804,8 +821,9 @@ static int listen_samba(struct daemon *d)
                 close(fd);
                 return r;
         }
-        log_info("serving \\PIPE\\winreg to Samba on %s, to the accounts of %s",
-                 d->samba_np_socket, d->accounts);
+        log_info("serving \\PIPE\\winreg to Samba on %s, to the accounts of %s%s",
+                 d->samba_np_socket, d->accounts,
+                 d->samba_winbind ? " and Samba's, through winbind" : "");
         return listener_add(d, fd, CONN_SAMBA);
 }
 

@@ -99,6 +99,28 @@ static int new_sec(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
         return -EPROTONOSUPPORT;
 }
 
+static int spnego_inner_verified(void *userdata, enum spnego_mech mech, struct dcerpc_sec *ret)
+{
+        const struct remote_verifier *v = userdata;
+
+        if (mech != SPNEGO_MECH_NTLM)
+                return spnego_inner(v->ra, mech, ret);
+        return dcerpc_sec_ntlm_server_verify(REMOTE_AUTH_DOMAIN, lookup, v->ra, v->verify,
+                                             v->userdata, ret);
+}
+
+int remote_auth_new_sec_verified(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret)
+{
+        const struct remote_verifier *v = userdata;
+
+        if (auth_type == DCERPC_AUTH_TYPE_NTLM)
+                return dcerpc_sec_ntlm_server_verify(REMOTE_AUTH_DOMAIN, lookup, v->ra,
+                                                     v->verify, v->userdata, ret);
+        if (auth_type == DCERPC_AUTH_TYPE_SPNEGO)
+                return dcerpc_sec_spnego_server(spnego_inner_verified, userdata, ret);
+        return new_sec(v->ra, auth_type, ret);
+}
+
 /*
  * Who may query: an account of the file, enabled.  NTLM found it there
  * already; a Kerberos principal is named "user" when of our own realm

@@ -12,6 +12,7 @@
 
 #include <sys/socket.h>
 
+#include "ntlm.h"
 #include "perflibv2.h"
 
 /* The one domain the accounts form, named in the CHALLENGE (perflibd(8)). */
@@ -30,6 +31,19 @@ void remote_auth_free(struct remote_auth *ra);
 
 /* The policy to give each TCP connection (pv2_server_conn_set_auth); owned by ra. */
 const struct pv2_auth_policy *remote_auth_policy(struct remote_auth *ra);
+
+/*
+ * Logons checked against the accounts file first, then, for a user it
+ * does not list, by verify (Samba's winbind on its pipe): a
+ * pv2_auth_policy new_sec whose userdata is a struct remote_verifier,
+ * which must outlive every context made.
+ */
+struct remote_verifier {
+        struct remote_auth *ra;
+        ntlm_verify_fn verify;
+        void *userdata;
+};
+int remote_auth_new_sec_verified(void *userdata, uint8_t auth_type, struct dcerpc_sec *ret);
 
 /*
  * Logs what a connection's last feed decided about authentication, and

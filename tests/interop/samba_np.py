@@ -3,6 +3,7 @@
 
 Usage: samba_np.py HOST PORT USER PASSWORD OTHER OTHER_PASSWORD
        samba_np.py HOST PORT USER PASSWORD logon     (exit 0 served, 3 denied)
+       samba_np.py HOST PORT USER PASSWORD logon-wrong   (the same, a wrong inner password)
        samba_np.py HOST PORT USER PASSWORD cap-1     (perflibd at one connection per address)
 
 USER is both an SMB user of the smbd at HOST:PORT and an account of
@@ -187,9 +188,9 @@ def refused(host, port, user, password, what, **kw):
     served(host, port, user, password, what)
 
 
-def logon(host, port, user, password):
+def logon(host, port, user, password, inner=None):
     try:
-        c = Pipe(host, port, user, password)
+        c = Pipe(host, port, user, password, inner=inner)
         r = c.call(enum_call())
         c.dce.disconnect()
         return 0 if r['ErrorCode'] == 0 else 1
@@ -225,6 +226,8 @@ def cap_one(host, port, user, password):
 def main(argv):
     if len(argv) == 6 and argv[5] == 'logon':
         return logon(argv[1], int(argv[2]), argv[3], argv[4])
+    if len(argv) == 6 and argv[5] == 'logon-wrong':
+        return logon(argv[1], int(argv[2]), argv[3], argv[4], inner=(argv[3], argv[4] + 'x'))
     if len(argv) == 6 and argv[5] == 'cap-1':
         return cap_one(argv[1], int(argv[2]), argv[3], argv[4])
     if len(argv) != 7:
