@@ -19,6 +19,9 @@
 #      each; and over MS-RRP on the same pipe (impacket's registry client)
 #      finds the same counter in HKEY_PERFORMANCE_DATA's "Global" by the
 #      names of its "Counter 009";
+#   2b. Samba's raw DCE/RPC harness (samba_raw.py PerflibRawPipe) binds
+#      over the pipe with Samba's own SMB client, NTLMSSP and SPNEGO, checks
+#      our binds and signatures, calls sealed, and sees the refusals;
 #   3. perflibd's log names the refused SMB user;
 #   4. with --samba-group, the SMB user is refused unless one of the groups
 #      is among the unix groups smbd hands over (perflibd restarted);
@@ -100,6 +103,12 @@ trap 'exit 1' INT TERM
 useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$user" || exit 1
 made_user=1
 port=$(free_port)
+# Samba's own SMB client (2b) connects to port 445 only: smbd listens there
+# too, on loopback, when nothing else does.
+smb_ports=$port
+if ! port_open 445; then
+        smb_ports="$port 445"
+fi
 conf="$tmp/samba/smb.conf"
 cat >"$conf" <<EOF || exit 1
 [global]
@@ -116,7 +125,7 @@ cat >"$conf" <<EOF || exit 1
   ncalrpc dir = $tmp/samba/ncalrpc
   log file = $tmp/samba/log/log.%m
   log level = 1
-  smb ports = $port
+  smb ports = $smb_ports
   interfaces = 127.0.0.1
   bind interfaces only = yes
   disable netbios = yes
@@ -175,6 +184,25 @@ say "session: pcq_session.py over \\PIPE\\winreg of 127.0.0.1:$port as $user"
         timeout 120 "$PY" pcq_session.py 127.0.0.1 "$port") || rc=1
 (cd "$interop" && timeout 120 "$PY" samba_np.py 127.0.0.1 "$port" "$user" "$pass" \
         "$other" "$other_pass") || rc=1
+
+# 2b. Samba's own client and raw DCE/RPC harness over the pipe: NTLMSSP and
+#     SPNEGO binds (our bind_ack and signatures checked), sealed calls, and
+#     the refusals, with libsmb as the SMB transport.
+if [ "$smb_ports" = "$port" ]; then
+        say "Samba's raw DCE/RPC harness skipped: port 445 of 127.0.0.1 is taken, and Samba's client knows no other"
+elif "$PY" -c 'import samba.tests.dcerpc.raw_testcase' 2>/dev/null; then
+        (cd "$interop" && PERFLIB_PIPE=1 SERVER=127.0.0.1 SMB_CONF_PATH="$conf" \
+                DOMAIN=PERFLIBNP REALM=PERFLIBNP.TEST USERNAME="$user" PASSWORD="$pass" \
+                PERFLIB_COUNTERSETS=4 \
+                timeout 300 "$PY" samba_raw.py PerflibRawPipe) >"$tmp/raw.log" 2>&1
+        if [ $? = 0 ] && grep -q '^OK' "$tmp/raw.log"; then
+                say "PASS: Samba's raw DCE/RPC harness over the pipe: $(grep -c ' ok$' "$tmp/raw.log") cases"
+        else
+                say "FAIL: Samba's raw DCE/RPC harness over the pipe:"; cat "$tmp/raw.log"; rc=1
+        fi
+else
+        say "Samba's raw DCE/RPC harness skipped: $PY has no samba module (apt install python3-samba)"
+fi
 
 if grep -q "refused the SMB user $user from 127\.0\.0\.1: it logged on to the pipe as $other" \
         "$tmp/perflibd.log"; then

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Samba's raw DCE/RPC test harness against perflibd over TCP.
 
-Run by tests/test-samba-raw.sh, which starts perflibd and sets SERVER,
+Run by tests/test-samba-raw.sh (and, through Samba's \\PIPE\\winreg, by
+tests/test-samba-np.sh: PerflibRawPipe), which starts perflibd and sets SERVER,
 PERFLIB_PORT, PERFLIB_COUNTERSETS (how many it serves), DOMAIN, REALM,
 USERNAME, PASSWORD and SMB_CONF_PATH.
 
@@ -86,6 +87,13 @@ class PerflibRaw(RawDCERPCTest):
         self.secondary_address = str(port)
         self.tcp_port = port
 
+    def send_all(self, blob):
+        """One PDU out: all of it over TCP; one message of the pipe over SMB."""
+        if hasattr(self.s, 'sendall'):
+            self.s.sendall(blob)
+        else:
+            self.s.send(blob)
+
     def creds(self, password=None):
         c = self.get_user_creds()
         c.set_kerberos_state(credentials.DONT_USE_KERBEROS)
@@ -123,7 +131,7 @@ class PerflibRaw(RawDCERPCTest):
         head = struct.pack('<BBBB4sHHLLHH', 5, 0, 0, 3, b'\x10\0\0\0', frag_len, 16, call_id,
                            len(stub) - pad, ctx.context_id, 0)
         sealed, sig = sealer.seal(head + stub + trailer, stub)
-        self.s.sendall(head + sealed + trailer + sig)
+        self.send_all(head + sealed + trailer + sig)
         rep, blob = self.recv_pdu_raw()
         if rep.ptype == dcerpc.DCERPC_PKT_FAULT:
             self.fail('EnumerateCounterSet: fault 0x%x' % rep.u.status)
@@ -189,6 +197,30 @@ class PerflibRaw(RawDCERPCTest):
         self.closed()
 
 
+class PerflibRawPipe(PerflibRaw):
+    """PerflibRaw's cases through Samba's \\PIPE\\winreg (tests/test-samba-np.sh
+    starts smbd and perflibd behind it, and sets PERFLIB_PIPE and
+    SMB_CONF_PATH to its smb.conf): the transport is Samba's own SMB client
+    (the harness's smb_pipe_socket, libsmb), logged on as the same user."""
+
+    def setUp(self):
+        if not os.environ.get('PERFLIB_PIPE'):
+            self.skipTest('run by tests/test-samba-np.sh, which starts smbd')
+        super().setUp()
+
+    def connect(self):
+        self.primary_address = '\\pipe\\winreg'
+        # ncacn_np's bind_ack names the pipe, as Windows writes it.
+        self.secondary_address = '\\PIPE\\winreg'
+        self.transport_creds = self.creds()
+        super().connect()
+
+    # After an auth3 the harness waits 10 ms for no answer; over SMB that
+    # cancels its pipe read and breaks libsmb's connection.  impacket binds
+    # NTLM with an auth3 on the pipe (samba_np.py, pcq_session.py).
+    test_ntlmssp_auth3 = None
+
+
 class PerflibKrb5(PerflibRaw):
     """Kerberos: the bind, then EnumerateCounterSet sealed by Samba's gensec."""
 
@@ -216,7 +248,7 @@ class PerflibKrb5(PerflibRaw):
         head = struct.pack('<BBBB4sHHLLHH', 5, 0, 0, 3, b'\x10\0\0\0',
                            24 + len(body) + 8 + size, size, call_id, len(stub),
                            ctx.context_id, 0)
-        self.s.sendall(head + token[size:] + trailer + token[:size])
+        self.send_all(head + token[size:] + trailer + token[:size])
         rep, blob = self.recv_pdu_raw()
         if rep.ptype == dcerpc.DCERPC_PKT_FAULT:
             self.fail('EnumerateCounterSet: fault 0x%x' % rep.u.status)
