@@ -18,6 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "np-relay.h"
 #include "samba-np.h"
 
 /* The session of the unix user pltest (uid and gid 1001), from 127.0.0.1. */
@@ -358,6 +359,32 @@ static void fuzz_target(void **state)
                 assert_int_equal(LLVMFuzzerTestOneInput(req417, n), 0);
 }
 
+/*
+ * --samba-winreg's choice: a bind whose first context is MS-RRP's (as
+ * impacket sends it), not PerflibV2's, nor any other PDU, nor a short one.
+ */
+static void rrp_bind_told_apart(void **state)
+{
+        uint8_t bind[72] = {
+                5, 0, 11, 3, 0x10, 0, 0, 0, 72, 0, 0, 0, 1, 0, 0, 0,
+                0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0,
+                0x01, 0xd0, 0x8c, 0x33, 0x44, 0x22, 0xf1, 0x31,
+                0xaa, 0xaa, 0x90, 0x00, 0x38, 0x00, 0x10, 0x03, 1, 0, 0, 0,
+        };
+
+        (void) state;
+        assert_true(np_is_rrp_bind(bind, sizeof(bind)));
+        assert_false(np_is_rrp_bind(bind, 51));
+        bind[2] = 14;                   /* an alter_context */
+        assert_false(np_is_rrp_bind(bind, sizeof(bind)));
+        bind[2] = 11;
+        bind[24] = 0;                   /* no context at all */
+        assert_false(np_is_rrp_bind(bind, sizeof(bind)));
+        bind[24] = 1;
+        bind[32] = 0xc5;                /* PerflibV2's da5a86c5-... */
+        assert_false(np_is_rrp_bind(bind, sizeof(bind)));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -372,6 +399,7 @@ int main(void)
                 cmocka_unit_test(frame),
                 cmocka_unit_test(frame_broken),
                 cmocka_unit_test(fuzz_target),
+                cmocka_unit_test(rrp_bind_told_apart),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,9 @@
 #      user missing from the accounts file logs on inside with Samba's
 #      password, and not without the option nor with a wrong password;
 #      skipped when the machine runs a winbindd of its own;
-#   7. socket activation: systemd-socket-activate holds the pipe's socket,
+#   7. with --samba-winreg, an MS-RRP pipe reaches Samba's own registry
+#      (samba-dcerpcd started by the test), PerflibV2 still perflibd's;
+#   8. socket activation: systemd-socket-activate holds the pipe's socket,
 #      and smbd's first open of the pipe starts perflibd, which serves it.
 #
 # Exit 77 (SKIP) when not root (smbd and useradd need it), or smbd,
@@ -81,10 +83,10 @@ export PERFLIB_PLUGIN_HOST="${PERFLIB_PLUGIN_HOST:-$build/server-glue/plugins/pe
 # The SMB user (unix, passdb, accounts), and an account with no SMB side.
 user="plnp$$" pass='Pipe-pass.21' other=otheruser other_pass='Other-pass.21'
 made_user=''
-smbd_pid='' perflibd_pid='' provider_pid='' winbindd_pid=''
+smbd_pid='' perflibd_pid='' provider_pid='' winbindd_pid='' dcerpcd_pid=''
 # shellcheck disable=SC2317 # (run by the trap)
 cleanup() {
-        for pid in $smbd_pid $perflibd_pid $provider_pid $winbindd_pid; do
+        for pid in $smbd_pid $perflibd_pid $provider_pid $winbindd_pid $dcerpcd_pid; do
                 kill "$pid" 2>/dev/null
         done
         wait 2>/dev/null
@@ -290,7 +292,25 @@ else
         rm -f /run/samba/winbindd/pipe
 fi
 
-# 7. The pipe's socket from systemd: the first open starts perflibd.
+# 7. --samba-winreg: a pipe that binds MS-RRP first goes to Samba's own
+#    winreg server (samba-dcerpcd of this smb.conf, its sockets in its
+#    ncalrpc dir), handshake replayed; PerflibV2 stays perflibd's.
+dcerpcd=/usr/libexec/samba/samba-dcerpcd
+if [ ! -x "$dcerpcd" ]; then
+        say "--samba-winreg skipped: no $dcerpcd"
+else
+        "$dcerpcd" --foreground --libexec-rpcds --configfile="$conf" >"$tmp/dcerpcd.log" 2>&1 &
+        dcerpcd_pid=$!
+        wait_for '[ -S "$tmp/samba/ncalrpc/np/winreg" ] || ! kill -0 $dcerpcd_pid 2>/dev/null' 100
+        stop_perflibd
+        start_perflibd --samba-winreg="$tmp/samba/ncalrpc/np/winreg"
+        (cd "$interop" && timeout 60 "$PY" samba_np.py 127.0.0.1 "$port" "$user" "$pass" winreg) ||
+                { rc=1; cat "$tmp/dcerpcd.log"; }
+        kill "$dcerpcd_pid" && wait "$dcerpcd_pid"
+        dcerpcd_pid=''
+fi
+
+# 8. The pipe's socket from systemd: the first open starts perflibd.
 if command -v systemd-socket-activate >/dev/null 2>&1; then
         stop_perflibd
         set -- -E PERFLIB_PLUGIN_HOST

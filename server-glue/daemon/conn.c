@@ -54,6 +54,7 @@
 #include "pcq-core.h"
 #include "perflibv2.h"
 #include "remote-auth.h"
+#include "np-relay.h"
 #include "rrp-perf.h"
 #include "samba-np.h"
 
@@ -104,6 +105,8 @@ struct conn {
 
         /* Samba's pipe: who smbd says the SMB client is, and the framing. */
         struct np_identity np;
+        uint8_t *np_req;                /* smbd's handshake, kept for --samba-winreg */
+        size_t np_req_len;
         struct np_unframe unframe;
         struct pv2_auth_policy np_policy;
         /* MS-RRP beside PerflibV2 on the pipe: the V1 view of the namespace. */
@@ -195,6 +198,7 @@ static void conn_free(struct conn *c)
         ns_unlock(c->d->ns);
         pcq_session_trim(&c->session);
         np_identity_done(&c->np);
+        free(c->np_req);
         if (c->fd >= 0)
                 close(c->fd);
         free(c);
@@ -594,6 +598,12 @@ static int np_accept(struct conn *c)
         }
         if (r == 0)
                 r = np_auth_req_parse(req, size, &c->np, &level);
+        /* To be replayed to Samba's winreg server, should the pipe be its. */
+        if (r == 0 && c->d->samba_winreg) {
+                c->np_req = req;
+                c->np_req_len = size;
+                req = NULL;
+        }
         free(req);
         if (r == -EPROTONOSUPPORT)
                 log_error("smbd asked for the named-pipe handshake at level %u; this perflibd "
@@ -611,6 +621,44 @@ static int np_accept(struct conn *c)
                   c->np.client_addr ? c->np.client_addr : "an unknown address");
         np_auth_rep_build(level, 0, rep);
         return send_all(c->fd, &iov, 1);
+}
+
+/*
+ * With --samba-winreg the pipe's first message decides who serves it: a
+ * bind to MS-RRP goes, with the whole pipe, to Samba's winreg server
+ * (np-relay.h); anything else is ours, fed as it came.  0: ours to serve
+ * now; 1: relayed, and over; -errno: close.
+ */
+static int np_route(struct conn *c)
+{
+        uint8_t *msg = malloc(NP_MSG_MAX);
+        size_t len;
+        int r, fd = -1;
+
+        r = msg ? recv_by_deadline(c, msg, 2) : -ENOMEM;
+        len = r == 0 ? (size_t) (msg[0] | msg[1] << 8) : 0;
+        if (r == 0)
+                r = recv_by_deadline(c, msg + 2, len);
+        if (r == 0 && !np_is_rrp_bind(msg + 2, len)) {
+                r = conn_serve(c, msg + 2, len);
+                free(msg);
+                return r < 0 ? r : 0;
+        }
+        if (r == 0) {
+                r = np_relay_open(c->d->samba_winreg, c->np_req, c->np_req_len,
+                                  (int) c->d->limits.bind_timeout_sec * 1000, &fd);
+                if (r < 0)
+                        log_error("cannot pass an MS-RRP bind of %s to Samba's winreg server "
+                                  "at %s: %s", c->np.account, c->d->samba_winreg, strerror(-r));
+        }
+        if (r == 0) {
+                log_debug("passing \\PIPE\\winreg of %s to Samba's winreg server", c->np.account);
+                r = np_relay_run(c->fd, fd, msg, len + 2,
+                                 (int) c->d->limits.idle_timeout_sec * 1000);
+                close(fd);
+        }
+        free(msg);
+        return r < 0 ? r : 1;
 }
 
 /*
@@ -762,6 +810,8 @@ static void *conn_thread(void *userdata)
                 set_timeo(c->fd, SO_SNDTIMEO, idle * USEC_PER_SEC);
         if (c->peer.samba && np_accept(c) < 0)
                 goto done;
+        if (c->peer.samba && c->d->samba_winreg && np_route(c) != 0)
+                goto done;
         for (;;) {
                 struct pollfd p = { .fd = c->fd, .events = POLLIN };
                 int k = poll(&p, 1, conn_wait_ms(c));
@@ -788,6 +838,7 @@ done:
         conn_unlink(c);
         close(c->fd);
         np_identity_done(&c->np);
+        free(c->np_req);
         free(c);
         return NULL;
 }

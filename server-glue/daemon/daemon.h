@@ -56,6 +56,7 @@ struct daemon {
         char hostname[256];             /* the PERF_DATA_BLOCK's SystemName */
         char *samba_np_dir;             /* Samba's external_rpc_pipe:socket_dir, NULL: none */
         bool samba_winbind;             /* logons on the pipe may use Samba's own passwords */
+        char *samba_winreg;             /* Samba's own winreg server, for MS-RRP binds; NULL: ours */
         char *samba_np_socket;          /* DIR/np/winreg, once we made it */
         bool samba_np_passed;           /* systemd passed DIR/np/winreg: not ours to make */
         bool have_samba_np_group;

@@ -72,6 +72,10 @@ static void usage(FILE *f)
                 "                           its owner, mode 0600)\n"
                 "      --samba-group=GROUP  an SMB user must be in GROUP (repeatable: one\n"
                 "                           of them); default: any account\n"
+                "      --samba-winreg=PATH  pass pipes that bind MS-RRP first to Samba's own\n"
+                "                           winreg server at PATH (samba-dcerpcd's\n"
+                "                           NCALRPC_DIR/np/winreg); default: perflibd answers\n"
+                "                           HKEY_PERFORMANCE_DATA itself (env PERFLIB_SAMBA_WINREG)\n"
                 "      --samba-winbind      SMB users may log on inside with the password\n"
                 "                           Samba holds, checked by winbindd, besides the\n"
                 "                           accounts of --accounts (env PERFLIB_SAMBA_WINBIND=1)\n"
@@ -194,6 +198,7 @@ enum {
         OPT_SAMBA_NP_GROUP,
         OPT_SAMBA_GROUP,
         OPT_SAMBA_WINBIND,
+        OPT_SAMBA_WINREG,
 };
 
 /* One of the timings' options, in ms (1 hour at most): 0, or -EINVAL (told). */
@@ -343,6 +348,7 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 { "samba-np-group", required_argument, NULL, OPT_SAMBA_NP_GROUP },
                 { "samba-group", required_argument, NULL, OPT_SAMBA_GROUP },
                 { "samba-winbind", no_argument, NULL, OPT_SAMBA_WINBIND },
+                { "samba-winreg", required_argument, NULL, OPT_SAMBA_WINREG },
                 { "plugin-host", required_argument, NULL, OPT_PLUGIN_HOST },
                 { "plugin-config", required_argument, NULL, OPT_PLUGIN_CONFIG },
                 { "plugin-user", required_argument, NULL, OPT_PLUGIN_USER },
@@ -367,7 +373,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
         if (dup_to(&d->listen_tcp, getenv("PERFLIB_LISTEN_TCP")) < 0 ||
             dup_to(&d->accounts, getenv("PERFLIB_ACCOUNTS")) < 0 ||
             dup_to(&d->keytab, getenv("PERFLIB_KEYTAB")) < 0 ||
-            dup_to(&d->samba_np_dir, getenv("PERFLIB_SAMBA_NP_DIR")) < 0)
+            dup_to(&d->samba_np_dir, getenv("PERFLIB_SAMBA_NP_DIR")) < 0 ||
+            dup_to(&d->samba_winreg, getenv("PERFLIB_SAMBA_WINREG")) < 0)
                 return -ENOMEM;
         d->samba_winbind = getenv("PERFLIB_SAMBA_WINBIND") &&
                            strcmp(getenv("PERFLIB_SAMBA_WINBIND"), "1") == 0;
@@ -376,7 +383,8 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                              c == 'p' ? &d->plugin_dir : c == 'l' ? &d->listen_tcp :
                              c == 's' ? &d->socket_path : c == 'a' ? &d->accounts :
                              c == 'k' ? &d->keytab :
-                             c == OPT_SAMBA_NP_DIR ? &d->samba_np_dir : NULL;
+                             c == OPT_SAMBA_NP_DIR ? &d->samba_np_dir :
+                             c == OPT_SAMBA_WINREG ? &d->samba_winreg : NULL;
 
                 if (dst) {
                         if (dup_to(dst, optarg) < 0)
@@ -451,6 +459,13 @@ static int parse_args(struct daemon *d, int argc, char **argv)
                 dup_to(&d->listen_tcp, NULL);
         if (d->samba_np_dir && !*d->samba_np_dir)
                 dup_to(&d->samba_np_dir, NULL);
+        if (d->samba_winreg && !*d->samba_winreg)
+                dup_to(&d->samba_winreg, NULL);
+        if (d->samba_winreg && !d->samba_np_dir) {
+                fprintf(stderr, "perflibd: --samba-winreg is for Samba's pipe: it needs "
+                        "--samba-np-dir\n");
+                return -EINVAL;
+        }
         if (d->samba_winbind && !d->samba_np_dir) {
                 fprintf(stderr, "perflibd: --samba-winbind is for Samba's pipe: it needs "
                         "--samba-np-dir\n");
@@ -956,6 +971,7 @@ static void daemon_done(struct daemon *d)
         free(d->accounts);
         free(d->keytab);
         free(d->samba_np_dir);
+        free(d->samba_winreg);
         free(d->samba_np_socket);
         free(d->samba_gids);
 }

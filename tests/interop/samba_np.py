@@ -5,6 +5,7 @@ Usage: samba_np.py HOST PORT USER PASSWORD OTHER OTHER_PASSWORD
        samba_np.py HOST PORT USER PASSWORD logon     (exit 0 served, 3 denied)
        samba_np.py HOST PORT USER PASSWORD logon-wrong   (the same, a wrong inner password)
        samba_np.py HOST PORT USER PASSWORD cap-1     (perflibd at one connection per address)
+       samba_np.py HOST PORT USER PASSWORD winreg    (perflibd with --samba-winreg)
 
 USER is both an SMB user of the smbd at HOST:PORT and an account of
 perflibd's accounts file; OTHER only the latter.  Checks that a client
@@ -163,6 +164,22 @@ def registry(host, port, user, password):
     c.dce.disconnect()
 
 
+def samba_registry(host, port, user, password):
+    """With --samba-winreg: an MS-RRP pipe reaches Samba's own registry (a key
+    perflibd's answers never have), and PerflibV2 is still perflibd's."""
+    c = Pipe(host, port, user, password, interface=rrp.MSRPC_UUID_RRP)
+    hklm = rrp.hOpenLocalMachine(c.dce)['phKey']
+    key = rrp.hBaseRegOpenKey(c.dce, hklm, 'SYSTEM\\CurrentControlSet\\Control\\ProductOptions')
+    kind, value = rrp.hBaseRegQueryValue(c.dce, key['phkResult'], 'ProductType')
+    check(kind == rrp.REG_SZ and value.rstrip('\x00') in ('ServerNT', 'LanmanNT', 'WinNT'),
+          "--samba-winreg: Samba's registry answers HKLM\\...\\ProductOptions\\ProductType",
+          '%r %r' % (kind, value))
+    c.dce.disconnect()
+    served(host, port, user, password, 'a pipe passed to Samba')
+    print('%d passed, %d failed' % (check.passed, check.failed))
+    return 1 if check.failed else 0
+
+
 def served(host, port, user, password, after):
     try:
         c = Pipe(host, port, user, password)
@@ -228,6 +245,8 @@ def main(argv):
         return logon(argv[1], int(argv[2]), argv[3], argv[4])
     if len(argv) == 6 and argv[5] == 'logon-wrong':
         return logon(argv[1], int(argv[2]), argv[3], argv[4], inner=(argv[3], argv[4] + 'x'))
+    if len(argv) == 6 and argv[5] == 'winreg':
+        return samba_registry(argv[1], int(argv[2]), argv[3], argv[4])
     if len(argv) == 6 and argv[5] == 'cap-1':
         return cap_one(argv[1], int(argv[2]), argv[3], argv[4])
     if len(argv) != 7:
