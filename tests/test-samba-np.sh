@@ -33,7 +33,9 @@
 #      skipped when the machine runs a winbindd of its own;
 #   7. with --samba-winreg, an MS-RRP pipe reaches Samba's own registry
 #      (samba-dcerpcd started by the test), PerflibV2 still perflibd's;
-#   8. socket activation: systemd-socket-activate holds the pipe's socket,
+#   8. Kerberos inside the pipe (a realm of the test's own, perflibd with
+#      its keytab), the principal being the SMB user;
+#   9. socket activation: systemd-socket-activate holds the pipe's socket,
 #      and smbd's first open of the pipe starts perflibd, which serves it.
 #
 # Exit 77 (SKIP) when not root (smbd and useradd need it), or smbd,
@@ -310,7 +312,39 @@ else
         dcerpcd_pid=''
 fi
 
-# 8. The pipe's socket from systemd: the first open starts perflibd.
+# 8. Kerberos inside the pipe, with perflibd's --keytab as a domain member
+#    would give the host's: a realm of the test's own (krb5-kdc.sh) where
+#    the SMB user is a principal; Samba's raw harness over the pipe binds
+#    with Kerberos alone and in SPNEGO, its gensec sealing the calls.
+. "$here/krb5-kdc.sh"
+if [ -n "$(krb5_kdc_find_tools)" ]; then
+        say "Kerberos inside the pipe skipped: no MIT KDC tools (apt install krb5-kdc krb5-admin-server)"
+elif [ "$smb_ports" = "$port" ] || ! "$PY" -c 'import samba.tests.dcerpc.raw_testcase' 2>/dev/null; then
+        say "Kerberos inside the pipe skipped: Samba's harness needs python3-samba and port 445"
+else
+        # shellcheck disable=SC2034 # (read by krb5_kdc_start)
+        KRB5_TEST_USER=$user KRB5_TEST_PASSWORD=$pass
+        krb5_kdc_start
+        trap 'krb5_kdc_stop; cleanup' EXIT
+        stop_perflibd
+        start_perflibd --keytab "$KRB5_KTNAME"
+        (cd "$interop" && PERFLIB_PIPE=1 SERVER=127.0.0.1 TARGET_HOSTNAME="$KRB5_TEST_HOST" \
+                SMB_CONF_PATH="$conf" DOMAIN=PERFLIBNP REALM="$KRB5_TEST_REALM" USERNAME="$user" \
+                PASSWORD="$pass" PERFLIB_COUNTERSETS=4 \
+                timeout 300 "$PY" samba_raw.py PerflibKrb5Pipe) >"$tmp/raw-krb5.log" 2>&1
+        if [ $? = 0 ] && grep -q '^OK' "$tmp/raw-krb5.log"; then
+                say "PASS: Kerberos inside the pipe, Samba's harness: $(grep -c ' ok$' "$tmp/raw-krb5.log") cases"
+        else
+                say "FAIL: Kerberos inside the pipe, Samba's harness:"; cat "$tmp/raw-krb5.log"; rc=1
+        fi
+        if grep -q "logged on as $user (Kerberos" "$tmp/perflibd.log"; then
+                say "PASS: perflibd logged the SMB user on by Kerberos"
+        else
+                say "FAIL: perflibd's log shows no Kerberos logon of $user"; rc=1
+        fi
+fi
+
+# 9. The pipe's socket from systemd: the first open starts perflibd.
 if command -v systemd-socket-activate >/dev/null 2>&1; then
         stop_perflibd
         set -- -E PERFLIB_PLUGIN_HOST

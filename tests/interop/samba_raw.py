@@ -35,7 +35,7 @@ import samba.dcerpc.base
 import samba.dcerpc.dcerpc as dcerpc
 import samba.dcerpc.misc as misc
 from samba import credentials, gensec
-from samba.tests.dcerpc.raw_testcase import RawDCERPCTest
+from samba.tests.dcerpc.raw_testcase import RawDCERPCTest, smb_pipe_socket
 
 from Cryptodome.Cipher import ARC4
 from impacket import ntlm
@@ -285,6 +285,29 @@ class PerflibKrb5(PerflibRaw):
     test_ntlmssp_alter_context = test_ntlmssp_auth3 = test_ntlmssp_header_signing = None
     test_spnego = test_spnego_header_signing = test_wrong_password = None
     test_integrity_refused = None
+
+
+class PerflibKrb5Pipe(PerflibKrb5):
+    """PerflibKrb5's cases through Samba's \\PIPE\\winreg (tests/test-samba-np.sh,
+    perflibd given the realm's keytab as a domain member's would be): the SMB
+    session is the user's with its password (NTLM), the logon inside is
+    Kerberos, the principal being the SMB user.  SMB goes to SERVER's
+    address; TARGET_HOSTNAME names the service for Kerberos only."""
+
+    def setUp(self):
+        if not os.environ.get('PERFLIB_PIPE'):
+            self.skipTest('run by tests/test-samba-np.sh, which starts smbd')
+        super().setUp()
+
+    def connect(self):
+        c = self.get_user_creds()
+        c.set_kerberos_state(credentials.DONT_USE_KERBEROS)
+        self.s = smb_pipe_socket(self.host, 'winreg', c, self.transport_impersonation,
+                                 self.lp_ctx)
+        self.max_xmit_frag = self.max_recv_frag = 4280
+        self.secondary_address = '\\PIPE\\winreg'
+
+    test_not_an_account = None
 
 
 if __name__ == '__main__':
