@@ -752,3 +752,8 @@ bool pv_proc_links_count(int proc_dirfd)
                         return listed == before;
         return false;
 }
+
+int pv_escaped_field(const char **p, char *out, size_t size)
+{
+        return mount_field(p, out, size);
+}
