@@ -274,7 +274,7 @@ def fixtures(tmp):
         c.ok("Power Meter without RAPL: no instances", "\\Power Meter(" not in q.stdout, q.stdout.strip())
         log = bare.log()
         c.ok("Power Meter without RAPL: the log says why", "no intel-rapl zones" in log)
-        c.ok("Thermal Zone Information without sensors: the log says why", "no readable thermal zone" in log)
+        c.ok("Thermal Zone Information without sensors: the log says why", "no thermal zone in" in log)
     finally:
         bare.stop()
     return c

@@ -12,11 +12,16 @@
  * that says EAGAIN) is left out of this collection; the first such failure
  * is logged, as is a machine with neither thermal zones nor hwmon sensors,
  * whose counterset then has no instances.
+ *
+ * Some drivers take milliseconds a reading (ACPI methods, I2C buses): a
+ * collection reads for READ_BUDGET_NS at most, and the next goes on where it
+ * stopped, the sensors not read keeping their values meanwhile.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "instances.h"
 #include "memhw.h"
@@ -25,8 +30,15 @@
 
 #define N_VALUES        (PV_THERMAL_ZONE_HIGH_PRECISION_TEMPERATURE + 1)
 #define NAME_SIZE       160
-/* Bounds the cost of a collection on a machine with very many sensors. */
-#define MAX_SENSORS     512
+/* Bounds the listing on a machine with very many sensors. */
+#define MAX_SOURCES     512
+#define READ_BUDGET_NS  25000000ull
+
+/* A zone (thermal_zoneN) or an hwmon sensor (hwmonN/tempK_input). */
+struct source {
+        bool zone;
+        unsigned n, k;
+};
 
 struct sensor {
         char name[NAME_SIZE];
@@ -37,7 +49,8 @@ struct sensor {
 };
 
 static struct pv_instset sensors;
-static bool logged_read, logged_none;
+static size_t next_source;      /* where a collection cut short stopped */
+static bool logged_read, logged_none, logged_slow;
 
 /* Makes text safe in a counter path: \object(parent/instance#index)\counter. */
 static void path_safe(char *text)
@@ -47,80 +60,74 @@ static void path_safe(char *text)
                         *c = '_';
 }
 
-static void log_read(int r, const char *what, unsigned n)
+static uint64_t now_ns(void)
 {
-        if (!logged_read)
-                pv_log(LOG_INFO, "%s%u: %s: left out while it cannot be read", what, n,
-                       strerror(-r));
-        logged_read = true;
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-static size_t thermal_zones(struct sensor *s, size_t room)
+/* Appends the numbered entries of rel, zones or one chip's sensors, to src[*n..room). */
+static void list_into(const char *rel, const char *prefix, const char *suffix, bool zone,
+                      unsigned chip, struct source *src, size_t *n, size_t room)
 {
-        unsigned *zone = NULL;
-        size_t n = 0, count = 0;
+        unsigned *v = NULL;
+        size_t count = 0;
 
-        if (pv_list_numbered(pv_sysfs(), "class/thermal", "thermal_zone", "", &zone, &count) < 0)
-                return 0;
-        for (size_t i = 0; i < count && n < room; i++) {
-                struct pv_thermal_zone z;
-                int r = pv_thermal_zone_read(pv_sysfs(), zone[i], &z);
-
-                if (r < 0) {
-                        log_read(r, "thermal_zone", zone[i]);
-                        continue;
-                }
-                path_safe(z.type);
-                snprintf(s[n].name, NAME_SIZE, "\\_TZ.%s", z.type);
-                s[n].id = zone[i];
-                s[n].millicelsius = z.millicelsius;
-                s[n].cooling_pct = z.cooling_pct;
-                s[n].cooling = z.cooling;
-                n++;
-        }
-        free(zone);
-        return n;
+        if (pv_list_numbered(pv_sysfs(), rel, prefix, suffix, &v, &count) < 0)
+                return;
+        for (size_t i = 0; i < count && *n < room; i++)
+                src[(*n)++] = zone ? (struct source) { .zone = true, .n = v[i] }
+                                   : (struct source) { .n = chip, .k = v[i] };
+        free(v);
 }
 
-static size_t hwmon_chip(unsigned chip, struct sensor *s, size_t room)
-{
-        unsigned *temp = NULL;
-        char rel[64];
-        size_t n = 0, count = 0;
-
-        snprintf(rel, sizeof(rel), "class/hwmon/hwmon%u", chip);
-        if (pv_list_numbered(pv_sysfs(), rel, "temp", "_input", &temp, &count) < 0)
-                return 0;
-        for (size_t i = 0; i < count && n < room; i++) {
-                struct pv_hwmon_temp t;
-                int r = pv_hwmon_temp_read(pv_sysfs(), chip, temp[i], &t);
-
-                if (r < 0) {
-                        log_read(r, rel, temp[i]);
-                        continue;
-                }
-                path_safe(t.chip);
-                path_safe(t.label);
-                s[n] = (struct sensor) { .id = 0x10000u + chip * 256u + temp[i],
-                                         .millicelsius = t.millicelsius };
-                snprintf(s[n].name, NAME_SIZE, "%s.%s", t.chip, t.label);
-                n++;
-        }
-        free(temp);
-        return n;
-}
-
-static size_t hwmon_sensors(struct sensor *s, size_t room)
+/* The zones, then each chip's sensors: listing sysfs directories, no reading. */
+static size_t list_sources(struct source *src, size_t room)
 {
         unsigned *chip = NULL;
         size_t n = 0, count = 0;
 
+        list_into("class/thermal", "thermal_zone", "", true, 0, src, &n, room);
         if (pv_list_numbered(pv_sysfs(), "class/hwmon", "hwmon", "", &chip, &count) < 0)
-                return 0;
-        for (size_t i = 0; i < count && n < room; i++)
-                n += hwmon_chip(chip[i], s + n, room - n);
+                return n;
+        for (size_t i = 0; i < count; i++) {
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), "class/hwmon/hwmon%u", chip[i]);
+                list_into(rel, "temp", "_input", false, chip[i], src, &n, room);
+        }
         free(chip);
         return n;
+}
+
+static int read_zone(unsigned zone, struct sensor *s)
+{
+        struct pv_thermal_zone z;
+        int r = pv_thermal_zone_read(pv_sysfs(), zone, &z);
+
+        if (r < 0)
+                return r;
+        path_safe(z.type);
+        *s = (struct sensor) { .id = zone, .millicelsius = z.millicelsius,
+                               .cooling_pct = z.cooling_pct, .cooling = z.cooling };
+        snprintf(s->name, NAME_SIZE, "\\_TZ.%s", z.type);
+        return 0;
+}
+
+static int read_hwmon(unsigned chip, unsigned k, struct sensor *s)
+{
+        struct pv_hwmon_temp t;
+        int r = pv_hwmon_temp_read(pv_sysfs(), chip, k, &t);
+
+        if (r < 0)
+                return r;
+        path_safe(t.chip);
+        path_safe(t.label);
+        *s = (struct sensor) { .id = 0x10000u + chip * 256u + k, .millicelsius = t.millicelsius };
+        snprintf(s->name, NAME_SIZE, "%s.%s", t.chip, t.label);
+        return 0;
 }
 
 static int publish(const struct sensor *s)
@@ -140,26 +147,64 @@ static int publish(const struct sensor *s)
         return 0;
 }
 
-static int collect(void)
+/* Reads and publishes one source; one that cannot be read now is logged once and skipped. */
+static int collect_one(const struct source *src)
 {
-        struct sensor *s = calloc(MAX_SENSORS, sizeof(*s));
-        size_t n;
-        int r = 0;
+        struct sensor s;
+        int r = src->zone ? read_zone(src->n, &s) : read_hwmon(src->n, src->k, &s);
 
-        if (!s)
-                return -ENOMEM;
-        n = thermal_zones(s, MAX_SENSORS);
-        n += hwmon_sensors(s + n, MAX_SENSORS - n);
+        if (r < 0) {
+                if (!logged_read)
+                        pv_log(LOG_INFO, "%s%u%s: %s: left out while it cannot be read",
+                               src->zone ? "thermal_zone" : "hwmon", src->n,
+                               src->zone ? "" : " temperature", strerror(-r));
+                logged_read = true;
+                return 0;
+        }
+        return publish(&s);
+}
+
+static void log_none(size_t n)
+{
         if (n == 0 && !logged_none)
-                pv_log(LOG_INFO, "no readable thermal zone in %s/class/thermal nor hwmon "
-                       "temperature in %s/class/hwmon: Thermal Zone Information has no instances",
+                pv_log(LOG_INFO, "no thermal zone in %s/class/thermal nor hwmon temperature in "
+                       "%s/class/hwmon: Thermal Zone Information has no instances",
                        pv_sysfs(), pv_sysfs());
         logged_none = n == 0;
-        for (size_t i = 0; i < n && r == 0; i++)
-                r = publish(&s[i]);
-        free(s);
+}
+
+static int collect(void)
+{
+        struct source *src = calloc(MAX_SOURCES, sizeof(*src));
+        uint64_t t0 = now_ns();
+        size_t n, i, first;
+        int r = 0;
+
+        if (!src)
+                return -ENOMEM;
+        n = list_sources(src, MAX_SOURCES);
+        log_none(n);
+        /* From where the last collection stopped; the ones before keep their values. */
+        first = next_source < n ? next_source : 0;
+        for (i = first; i < n && r == 0; i++) {
+                if (i > first && now_ns() - t0 > READ_BUDGET_NS)
+                        break;
+                r = collect_one(&src[i]);
+        }
+        free(src);
         if (r < 0)
                 return r;
+        if (i < n) {
+                if (!logged_slow)
+                        pv_log(LOG_INFO, "reading the sensors took over %llu ms: each "
+                               "collection reads what it can, the others keep their values",
+                               READ_BUDGET_NS / 1000000);
+                logged_slow = true;
+                next_source = i;
+                return 0;
+        }
+        /* Every source was visited since the last sweep. */
+        next_source = 0;
         pv_instset_sweep(&sensors);
         return 0;
 }
@@ -170,7 +215,8 @@ static ULONG start(PERFLIBREQUEST callback)
 
         if (status == ERROR_SUCCESS)
                 pv_instset_init(&sensors, PV_THERMAL_ZONE_PROVIDER, &PV_THERMAL_ZONEGuid);
-        logged_read = logged_none = false;
+        next_source = 0;
+        logged_read = logged_none = logged_slow = false;
         return status;
 }
 
