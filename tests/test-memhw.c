@@ -56,7 +56,8 @@ static void test_list_numbered(void **state)
         assert_int_equal(v[5], 10);
         free(v);
         /* cdev0_trip_point is no cooling device. */
-        assert_int_equal(pv_list_numbered(SYS, "class/thermal/thermal_zone0", "cdev", "", &v, &n), 0);
+        assert_int_equal(pv_list_numbered(SYS, "class/thermal/thermal_zone0", "cdev", "", &v, &n),
+                         0);
         assert_int_equal(n, 2);
         free(v);
         /* With a suffix: temp1_input, temp10_input, not temp1_max. */

@@ -17,10 +17,32 @@
 #include "procfs.h"
 
 #define CLEANUP_FREE __attribute__((cleanup(free_ptr)))
+#define CLEANUP_DIR __attribute__((cleanup(close_dir)))
 
 static void free_ptr(void *p)
 {
         free(*(void **) p);
+}
+
+static void close_dir(DIR **d)
+{
+        if (*d)
+                closedir(*d);
+}
+
+/* Room in *v (elements of size bytes, *cap of them) for element n. */
+static int grow(void *v, size_t *cap, size_t n, size_t size)
+{
+        size_t c = *cap ? 2 * *cap : 16;
+        void *nv;
+
+        if (n < *cap)
+                return 0;
+        if (!(nv = realloc(*(void **) v, c * size)))
+                return -ENOMEM;
+        *(void **) v = nv;
+        *cap = c;
+        return 0;
 }
 
 static const char *root_from(const char *var, const char *dflt)
@@ -68,10 +90,10 @@ int pv_list_numbered(const char *root, const char *rel, const char *prefix,
                      const char *suffix, unsigned **ret, size_t *ret_n)
 {
         CLEANUP_FREE unsigned *v = NULL;
+        CLEANUP_DIR DIR *d = NULL;
         char path[PATH_MAX];
         size_t n = 0, cap = 0;
         struct dirent *e;
-        DIR *d;
 
         if (!root || !rel || !prefix || !suffix || !ret || !ret_n)
                 return -EINVAL;
@@ -84,19 +106,10 @@ int pv_list_numbered(const char *root, const char *rel, const char *prefix,
 
                 if (k < 0)
                         continue;
-                if (n == cap) {
-                        unsigned *nv = realloc(v, (cap ? 2 * cap : 16) * sizeof(*v));
-
-                        if (!nv) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        v = nv;
-                        cap = cap ? 2 * cap : 16;
-                }
+                if (grow(&v, &cap, n, sizeof(*v)) < 0)
+                        return -ENOMEM;
                 v[n++] = (unsigned) k;
         }
-        closedir(d);
         if (n)
                 qsort(v, n, sizeof(*v), cmp_unsigned);
         *ret = n ? v : NULL;
@@ -353,10 +366,10 @@ static int cmp_rapl(const void *a, const void *b)
 int pv_rapl_zones(const char *root, struct pv_rapl_zone **ret, size_t *ret_n)
 {
         CLEANUP_FREE struct pv_rapl_zone *v = NULL;
+        CLEANUP_DIR DIR *d = NULL;
         char path[PATH_MAX];
         size_t n = 0, cap = 0;
         struct dirent *e;
-        DIR *d;
 
         if (!root || !ret || !ret_n)
                 return -EINVAL;
@@ -373,19 +386,10 @@ int pv_rapl_zones(const char *root, struct pv_rapl_zone **ret, size_t *ret_n)
                 if (rapl_name(root, z.dir, z.name, sizeof(z.name)) < 0)
                         continue;
                 rapl_values(root, &z);
-                if (n == cap) {
-                        struct pv_rapl_zone *nv = realloc(v, (cap ? 2 * cap : 8) * sizeof(*v));
-
-                        if (!nv) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        v = nv;
-                        cap = cap ? 2 * cap : 8;
-                }
+                if (grow(&v, &cap, n, sizeof(*v)) < 0)
+                        return -ENOMEM;
                 v[n++] = z;
         }
-        closedir(d);
         if (n)
                 qsort(v, n, sizeof(*v), cmp_rapl);
         *ret = v;

@@ -127,7 +127,8 @@ static void log_state(int r, const struct pv_rapl_zone *z, size_t n)
                 r = -ENODEV;
         if (r < 0 && r != logged_missing)
                 pv_log(LOG_INFO, "%s/class/powercap: %s: no RAPL zones, Power Meter has no "
-                       "instances", pv_sysfs(), r == -ENODEV ? "no intel-rapl zones" : strerror(-r));
+                       "instances", pv_sysfs(),
+                       r == -ENODEV ? "no intel-rapl zones" : strerror(-r));
         logged_missing = r < 0 ? r : 0;
         for (size_t i = 0; i < n; i++)
                 energy = energy && z[i].has_energy;
