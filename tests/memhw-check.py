@@ -154,6 +154,8 @@ def fixture_paging(c, s0, s2):
     c.within("Paging File(/dev/vda3) % Usage Peak keeps the earlier usage", peak2.get("/dev/vda3"),
              100.0 * 256 / 524287, 1e-5, 0)
     c.ok("Paging File(/swap/big) gone once swapped off", use2.get("/swap/big") is None, use2.get("/swap/big"))
+    c.ok("Paging File(/var/lib/paging file.swap) stays past a garbage line",
+         use2.get("/var/lib/paging file.swap") == 0, use2.get("/var/lib/paging file.swap"))
     c.within("Paging File(_Total) % Usage Peak keeps the highest total", peak2.get("_Total"),
              100.0 * (256 + 536870912) / (524287 + 262143 + 1073741823), 1e-5, 0)
 
@@ -222,6 +224,10 @@ def fixture_power(c, s0, samples):
     last = instances(samples[-1], "Power Meter", "Energy Microjoules")
     c.within("Power Meter(package-0#1) Energy Microjoules counts the 3 J", last.get("package-0#1"),
              126456789, 0, 0)
+    p1 = [instances(s, "Power Meter", "Power").get("package-1") for s in samples]
+    c.ok("Power Meter(package-1) Power 0 when its energy_uj becomes readable", p1 == [0] * 3, p1)
+    c.within("Power Meter(package-1) Energy Microjoules from its first reading", last.get("package-1"),
+             777000000, 0, 0)
 
 
 def change_tree(tree):
@@ -229,6 +235,7 @@ def change_tree(tree):
     write(os.path.join(tree, "proc/swaps"),
           "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
           "/dev/vda3                               partition\t2097148\t\t0\t\t-2\n"
+          "not a swap line\n"
           "/var/lib/paging\\040file.swap            file\t\t1048572\t\t0\t\t-3\n")
     stat = os.path.join(tree, "sys/devices/system/node/node0/numastat")
     with open(stat) as f:
@@ -236,6 +243,8 @@ def change_tree(tree):
     write(stat, re.sub(r"numa_hit (\d+)", lambda m: "numa_hit %d" % (int(m.group(1)) + 1000), text))
     energy = os.path.join(tree, "sys/class/powercap/intel-rapl:0/energy_uj")
     write(energy, "%d\n" % (read_int(energy) + 3000000))
+    # package-1's energy_uj becomes readable: a base, not 777 J at once.
+    write(os.path.join(tree, "sys/class/powercap/intel-rapl:1/energy_uj"), "777000000\n")
     write(os.path.join(tree, "sys/class/thermal/thermal_zone0/temp"), "50000\n")
     os.unlink(os.path.join(tree, "sys/class/hwmon/hwmon2/temp1_input"))
 
@@ -263,18 +272,23 @@ def fixtures(tmp):
         log = srv.log()
         c.ok("the log says why package-1 shows no energy", "energy_uj unreadable" in log)
         c.ok("the log names the zone left out", "thermal_zone2: Bad message" in log)
+        c.ok("the log names the garbage line of /proc/swaps", "/proc/swaps line 2: Bad message" in log)
     finally:
         srv.stop()
-    # A machine without RAPL, thermal zones or hwmon: no instances, and a log line each.
-    bare = Server(os.path.join(tmp, "bare"), ("thermal", "power"),
-                  {"PERFLIB_SYSFS": os.path.join(tree, "bare")})
+    # A machine without RAPL, thermal zones, hwmon or swap support: no
+    # instances (Paging File's _Total alone), and a log line each.
+    bare = Server(os.path.join(tmp, "bare"), ("thermal", "power", "pagingfile"),
+                  {"PERFLIB_SYSFS": os.path.join(tree, "bare"), "PERFLIB_PROCFS": os.path.join(tree, "bare")})
     try:
-        bare.wait(["Thermal Zone Information", "Power Meter"])
+        bare.wait(["Thermal Zone Information", "Power Meter", "Paging File"])
+        size = instances(bare.typeperf(["\\Paging File(*)\\Size Bytes"])[0], "Paging File", "Size Bytes")
+        c.ok("Paging File without /proc/swaps: _Total alone, at 0", size == {"_Total": 0}, size)
         q = subprocess.run([TYPEPERF, "-qx", "Power Meter"], env=bare.env, capture_output=True, text=True)
         c.ok("Power Meter without RAPL: no instances", "\\Power Meter(" not in q.stdout, q.stdout.strip())
         log = bare.log()
         c.ok("Power Meter without RAPL: the log says why", "no intel-rapl zones" in log)
         c.ok("Thermal Zone Information without sensors: the log says why", "no thermal zone in" in log)
+        c.ok("Paging File without /proc/swaps: the log says why", "a kernel without swap" in log)
     finally:
         bare.stop()
     return c

@@ -33,7 +33,7 @@ struct peak {
 static struct pv_instset areas;
 static struct peak peaks[MAX_PEAKS];
 static size_t n_peaks;
-static bool logged_bad_line;
+static bool logged_bad_line, logged_no_swaps;
 
 /* The peak of name, raised to used / size if that is higher; NULL when the table is full. */
 static const struct peak *peak_update(const char *name, uint64_t used, uint64_t size)
@@ -101,8 +101,18 @@ static int collect(void)
         FILE *f = pv_fopen(pv_procfs(), "swaps");
         int r;
 
-        if (!f)
-                return -errno;  /* a kernel without swap support: logged once by plugin.c */
+        if (!f && errno != ENOENT)
+                return -errno;
+        if (!f) {
+                /* A kernel without swap support: _Total alone, at 0. */
+                if (!logged_no_swaps)
+                        pv_log(LOG_INFO, "no %s/swaps: a kernel without swap", pv_procfs());
+                logged_no_swaps = true;
+                if ((r = publish("_Total", 0, 0, 0)) < 0)
+                        return r;
+                pv_instset_sweep(&areas);
+                return 0;
+        }
         while ((r = pv_swaps_next(f, &s)) != 0) {
                 line++;
                 if (r < 0) {
@@ -110,7 +120,8 @@ static int collect(void)
                                 break;
                         /* One odd line costs its area, not the others. */
                         if (!logged_bad_line)
-                                pv_log(LOG_WARNING, "/proc/swaps line %u: %s", line, strerror(-r));
+                                pv_log(LOG_WARNING, "%s/swaps line %u: %s", pv_procfs(), line,
+                                       strerror(-r));
                         logged_bad_line = true;
                         continue;
                 }
@@ -136,7 +147,7 @@ static ULONG start(PERFLIBREQUEST callback)
         if (status == ERROR_SUCCESS)
                 pv_instset_init(&areas, PV_PAGING_FILE_PROVIDER, &PV_PAGING_FILEGuid);
         n_peaks = 0;
-        logged_bad_line = false;
+        logged_bad_line = logged_no_swaps = false;
         return status;
 }
 

@@ -35,6 +35,7 @@ struct history {
         uint64_t total_uj;              /* counted on past the wraps */
         uint64_t at_ns;
         uint64_t power_mw;
+        bool valid;                     /* energy_uj was read: the next reading has a base */
         bool seen;
 };
 
@@ -67,7 +68,7 @@ static struct history *history_of(const struct pv_rapl_zone *z, uint64_t now, bo
                 return NULL;
         h = &hist[n_hist++];
         *h = (struct history) { .energy_uj = z->energy_uj, .total_uj = z->energy_uj,
-                                .at_ns = now, .seen = true };
+                                .at_ns = now, .valid = z->has_energy, .seen = true };
         snprintf(h->dir, sizeof(h->dir), "%s", z->dir);
         *ret_new = true;
         return h;
@@ -90,12 +91,22 @@ static void account(struct history *h, const struct pv_rapl_zone *z, uint64_t no
 {
         uint64_t d_uj, d_ns = now - h->at_ns;
 
-        if (!z->has_energy || d_ns < MIN_INTERVAL_NS)
+        if (!z->has_energy || (h->valid && d_ns < MIN_INTERVAL_NS))
                 return;
+        if (!h->valid) {
+                /* Readable at last (permissions changed): this reading is the base. */
+                h->energy_uj = h->total_uj = z->energy_uj;
+                h->at_ns = now;
+                h->valid = true;
+                return;
+        }
         d_uj = pv_energy_delta(h->energy_uj, z->energy_uj, z->max_energy_uj);
         h->total_uj += d_uj;
-        /* uJ / ns * 1e9 is uW; / 1000 is mW.  d_uj < 2^44 keeps d_uj * 1e6 exact. */
-        h->power_mw = d_uj < (UINT64_C(1) << 44) ? d_uj * 1000000u / d_ns : h->power_mw;
+        /* One uJ per ns is 10^6 mW; below 2^44 uJ the product stays exact. */
+        if (d_uj < (UINT64_C(1) << 44))
+                h->power_mw = d_uj * 1000000u / d_ns;
+        if (h->power_mw > UINT32_MAX)
+                h->power_mw = UINT32_MAX;       /* a 32-bit counter, as Windows' */
         h->energy_uj = z->energy_uj;
         h->at_ns = now;
 }
