@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TOP = os.path.abspath(os.environ.get("top_builddir") or os.path.join(os.path.dirname(__file__), ".."))
@@ -249,10 +250,7 @@ def change_tree(tree):
     os.unlink(os.path.join(tree, "sys/class/hwmon/hwmon2/temp1_input"))
 
 
-def fixtures(tmp):
-    c = Checks()
-    tree = os.path.join(tmp, "tree")
-    shutil.copytree(os.path.join(SRC, "tests", "data", "memhw"), tree)
+def fixture_changing(c, tmp, tree):
     srv = Server(os.path.join(tmp, "srv"), ("pagingfile", "numa", "thermal", "power"),
                  {"PERFLIB_PROCFS": os.path.join(tree, "proc"), "PERFLIB_SYSFS": os.path.join(tree, "sys")})
     try:
@@ -275,10 +273,13 @@ def fixtures(tmp):
         c.ok("the log names the garbage line of /proc/swaps", "/proc/swaps line 2: Bad message" in log)
     finally:
         srv.stop()
-    # A machine without RAPL, thermal zones, hwmon or swap support: no
-    # instances (Paging File's _Total alone), and a log line each.
+
+
+def fixture_bare(c, tmp, bare_tree):
+    """A machine without RAPL, thermal zones, hwmon or swap support: no
+    instances (Paging File's _Total alone), and a log line each."""
     bare = Server(os.path.join(tmp, "bare"), ("thermal", "power", "pagingfile"),
-                  {"PERFLIB_SYSFS": os.path.join(tree, "bare"), "PERFLIB_PROCFS": os.path.join(tree, "bare")})
+                  {"PERFLIB_SYSFS": bare_tree, "PERFLIB_PROCFS": bare_tree})
     try:
         bare.wait(["Thermal Zone Information", "Power Meter", "Paging File"])
         size = instances(bare.typeperf(["\\Paging File(*)\\Size Bytes"])[0], "Paging File", "Size Bytes")
@@ -291,6 +292,56 @@ def fixtures(tmp):
         c.ok("Paging File without /proc/swaps: the log says why", "a kernel without swap" in log)
     finally:
         bare.stop()
+
+
+def slow_sensor(fifo, stop):
+    """Answers each reading of the FIFO after 40 ms, as a slow driver does."""
+    while not stop.is_set():
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:         # ENXIO: nobody reads now
+            time.sleep(0.002)
+            continue
+        time.sleep(0.04)
+        os.write(fd, b"40000\n")
+        os.close(fd)
+
+
+def fixture_slow(c, tmp):
+    """A zone whose reading takes 40 ms, over the 25 ms a collection reads:
+    the collections take turns, and no sensor drops out meanwhile."""
+    tree = os.path.join(tmp, "slow")
+    shutil.copytree(os.path.join(SRC, "tests", "data", "memhw", "sys"), tree)
+    zone = os.path.join(tree, "class/thermal/thermal_zone5")
+    os.mkdir(zone)
+    write(os.path.join(zone, "type"), "slow\n")
+    os.mkfifo(os.path.join(zone, "temp"))
+    stop = threading.Event()
+    writer = threading.Thread(target=slow_sensor, args=(os.path.join(zone, "temp"), stop), daemon=True)
+    writer.start()
+    srv = Server(os.path.join(tmp, "srv-slow"), ("thermal",), {"PERFLIB_SYSFS": tree})
+    try:
+        srv.wait(["Thermal Zone Information"])
+        samples = srv.typeperf(["\\Thermal Zone Information(*)\\High Precision Temperature"], 4, 1)
+        want = {"\\_TZ.slow": 3132, "\\_TZ.cpu-thermal": 3533, "nvme.temp1": 3091, "hwmon2.temp1": 3032}
+        got = [{k: instances(s, "Thermal Zone Information", "High Precision Temperature").get(k)
+                for k in want} for s in samples]
+        c.ok("Thermal Zone Information: the sensors before and after a slow one, in every sample",
+             all(g == want for g in got), got)
+        c.ok("the log says the sensors took over the budget", "took over 25 ms" in srv.log())
+    finally:
+        srv.stop()
+        stop.set()
+        writer.join()
+
+
+def fixtures(tmp):
+    c = Checks()
+    tree = os.path.join(tmp, "tree")
+    shutil.copytree(os.path.join(SRC, "tests", "data", "memhw"), tree)
+    fixture_changing(c, tmp, tree)
+    fixture_bare(c, tmp, os.path.join(tree, "bare"))
+    fixture_slow(c, tmp)
     return c
 
 
