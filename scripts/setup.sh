@@ -27,7 +27,7 @@ required_pkgs=(build-essential autoconf automake libtool pkg-config libltdl-dev
                libkrb5-dev krb5-kdc krb5-admin-server krb5-user
                python3-impacket tshark procps iproute2 sysstat python3-samba samba winbind libwbclient-dev
                libmicrohttpd-dev libyaml-dev libcrypt-dev zlib1g-dev
-               prometheus python3-prometheus-client curl openssl)
+               prometheus python3-prometheus-client curl openssl numactl lm-sensors)
 # Nice to have: the PCP MMV comparison in bench/, clang's libFuzzer runtime,
 # and systemd-socket-activate for the socket activation test.
 optional_pkgs=(libpcp-mmv1-dev libpcp3-dev libclang-rt-dev systemd prometheus-node-exporter)

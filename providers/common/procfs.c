@@ -783,3 +783,8 @@ int pv_dir_walk(int fd, int (*fn)(const struct dirent64 *e, void *userdata), voi
 {
         return walk_entries(fd, fn, userdata);
 }
+
+int pv_escaped_field(const char **p, char *out, size_t size)
+{
+        return mount_field(p, out, size);
+}

@@ -109,6 +109,13 @@ struct pv_mount {
 /* The next mount; 1, or 0 at the end.  A line too long for the fields is -ENAMETOOLONG. */
 int pv_mountinfo_next(FILE *f, struct pv_mount *ret);
 
+/*
+ * The space-separated field at *p, leading spaces skipped and the kernel's
+ * octal escapes (\040) decoded, as mountinfo and /proc/swaps write paths;
+ * *p is left after it.  -EBADMSG when empty, -ENAMETOOLONG when too long.
+ */
+int pv_escaped_field(const char **p, char *out, size_t size);
+
 /* Filesystems with no storage of their own (proc, sysfs, tmpfs, cgroup ...). */
 bool pv_fs_is_pseudo(const char *fstype);
 

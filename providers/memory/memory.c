@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Memory: the single instance of the system's memory, from /proc/meminfo and /proc/vmstat. */
+/*
+ * Memory: the single instance of the system's memory, from /proc/meminfo
+ * and /proc/vmstat: Windows' counters, then the Linux-only ones (ids 20 and
+ * up) that admins look for.  Memory pressure is the Pressure Stall set's.
+ */
 #include <errno.h>
 #include <stdio.h>
 
@@ -8,14 +12,17 @@
 #include "procfs.h"
 #include "memory.h"
 
-#define N_VALUES        (PV_MEMORY_PCT_SWAP_USAGE_BASE + 1)
+#define N_VALUES        (PV_MEMORY_ANON_HUGE_PAGES_BYTES + 1)
 #define MIB             (1024 * 1024)
 
 enum { MEM_TOTAL, MEM_FREE, MEM_AVAILABLE, BUFFERS, CACHED, SRECLAIMABLE, SWAP_TOTAL,
-       SWAP_FREE, COMMITTED_AS, N_MEM };
+       SWAP_FREE, COMMITTED_AS, DIRTY, WRITEBACK, SLAB, SUNRECLAIM, ANON_PAGES, SHMEM,
+       MAPPED, HUGE_TOTAL, HUGE_FREE, HUGE_SIZE, ANON_HUGE, N_MEM };
 static const char *const mem_keys[N_MEM] = {
         "MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SReclaimable",
-        "SwapTotal", "SwapFree", "Committed_AS",
+        "SwapTotal", "SwapFree", "Committed_AS", "Dirty", "Writeback", "Slab", "SUnreclaim",
+        "AnonPages", "Shmem", "Mapped", "HugePages_Total", "HugePages_Free", "Hugepagesize",
+        "AnonHugePages",
 };
 enum { PGFAULT, PGMAJFAULT, PSWPIN, PSWPOUT, N_VM };
 static const char *const vm_keys[N_VM] = { "pgfault", "pgmajfault", "pswpin", "pswpout" };
@@ -44,6 +51,23 @@ static void memory_values(const uint64_t *m, uint64_t *v)
         v[PV_MEMORY_PCT_SWAP_USAGE_BASE] = m[SWAP_TOTAL] / MIB;
 }
 
+/* The Linux-only counters: meminfo's own figures, those a kernel lacks 0. */
+static void memory_linux_values(const uint64_t *m, uint64_t *v)
+{
+        v[PV_MEMORY_DIRTY_BYTES] = m[DIRTY];
+        v[PV_MEMORY_WRITEBACK_BYTES] = m[WRITEBACK];
+        v[PV_MEMORY_SLAB_BYTES] = m[SLAB];
+        v[PV_MEMORY_SLAB_RECLAIMABLE_BYTES] = m[SRECLAIMABLE];
+        v[PV_MEMORY_SLAB_UNRECLAIMABLE_BYTES] = m[SUNRECLAIM];
+        v[PV_MEMORY_ANON_BYTES] = m[ANON_PAGES];
+        v[PV_MEMORY_SHMEM_BYTES] = m[SHMEM];
+        v[PV_MEMORY_MAPPED_BYTES] = m[MAPPED];
+        v[PV_MEMORY_HUGE_PAGES_TOTAL] = m[HUGE_TOTAL];
+        v[PV_MEMORY_HUGE_PAGES_FREE] = m[HUGE_FREE];
+        v[PV_MEMORY_HUGE_PAGE_SIZE] = m[HUGE_SIZE];
+        v[PV_MEMORY_ANON_HUGE_PAGES_BYTES] = m[ANON_HUGE];
+}
+
 static int collect(void)
 {
         uint64_t m[N_MEM] = { 0 }, vm[N_VM] = { 0 }, v[N_VALUES] = { 0 };
@@ -53,6 +77,7 @@ static int collect(void)
             (r = pv_kv_read_file("/proc", "vmstat", vm_keys, N_VM, vm, NULL)) < 0)
                 return r;
         memory_values(m, v);
+        memory_linux_values(m, v);
         v[PV_MEMORY_PAGE_FAULTS] = vm[PGFAULT];
         v[PV_MEMORY_PAGES] = vm[PSWPIN] + vm[PSWPOUT];
         v[PV_MEMORY_PAGES_INPUT] = vm[PSWPIN];
