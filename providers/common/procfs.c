@@ -788,3 +788,10 @@ int pv_escaped_field(const char **p, char *out, size_t size)
 {
         return mount_field(p, out, size);
 }
+
+uint64_t pv_tick_100ns(void)
+{
+        long hz = sysconf(_SC_CLK_TCK);
+
+        return hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
+}

@@ -209,4 +209,7 @@ void pv_interrupts_read_file(const char *root, const unsigned *cpu_id, size_t n,
 struct dirent64;
 int pv_dir_walk(int fd, int (*fn)(const struct dirent64 *e, void *userdata), void *userdata);
 
+/* One USER_HZ tick (the unit of /proc's CPU times) in 100 ns: 100000 when sysconf cannot tell. */
+uint64_t pv_tick_100ns(void);
+
 #endif /* PV_PROCFS_H */

@@ -184,7 +184,7 @@ static int collect(void)
 
 static ULONG start(PERFLIBREQUEST callback)
 {
-        long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+        long page = sysconf(_SC_PAGESIZE);
         ULONG status;
         int fd;
 
@@ -192,7 +192,7 @@ static ULONG start(PERFLIBREQUEST callback)
         fds_by_size = fd >= 0 && pv_fds_by_size(fd);
         if (fd >= 0)
                 close(fd);
-        tick_100ns = hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
+        tick_100ns = pv_tick_100ns();
         page_size = page > 0 ? (uint64_t) page : 4096;
         /* Without the table every process is opened anew each collection, as before it. */
         if (pidfds_init(&kept, pidfds_budget() / 5) < 0)

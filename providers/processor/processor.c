@@ -102,10 +102,9 @@ static int collect(void)
 
 static ULONG start(PERFLIBREQUEST callback)
 {
-        long hz = sysconf(_SC_CLK_TCK);
         ULONG status;
 
-        tick_100ns = hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
+        tick_100ns = pv_tick_100ns();
         status = CounterInitialize(callback, NULL, NULL, NULL);
         if (status == ERROR_SUCCESS)
                 pv_instset_init(&cpus, PV_PROCESSOR_PROVIDER, &PV_PROCESSORGuid);

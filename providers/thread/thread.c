@@ -211,11 +211,10 @@ static void stop_tables(void)
 
 static ULONG start(PERFLIBREQUEST callback)
 {
-        long hz = sysconf(_SC_CLK_TCK);
         size_t budget = pidfds_budget();
         ULONG status;
 
-        tick_100ns = hz > 0 ? (uint64_t) (10000000 / hz) : 100000;
+        tick_100ns = pv_tick_100ns();
         have_schedstat = access("/proc/thread-self/schedstat", R_OK) == 0;
         if (!have_schedstat)
                 pv_log(LOG_INFO, "no /proc/thread-self/schedstat (CONFIG_SCHED_INFO): context "
