@@ -59,7 +59,7 @@ class Server:
         self.run = os.path.join(self.dir, "run")
         for d in ("run", "registry", "plugins"):
             os.mkdir(os.path.join(self.dir, d))
-        for name in ("pressure", "cgroup"):
+        for name in ("pressure", "cgroup", "memory"):
             so = os.path.join(TOP, "providers", name, ".libs", name + ".so")
             os.symlink(so, os.path.join(self.dir, "plugins", name + ".so"))
         env = dict(os.environ, PERFLIB_RUNTIME_DIR=self.run, **(env_extra or {}))
@@ -77,7 +77,7 @@ class Server:
         # The plugins' hosts start after the socket: wait for both countersets.
         for _ in range(200):
             q = self.typeperf("-q")
-            if "\\Pressure Stall\\" in q and "\\Control Group\\" in q:
+            if "\\Pressure Stall\\" in q and "\\Control Group\\" in q and "\\Memory\\" in q:
                 break
             time.sleep(0.1)
 
@@ -201,6 +201,25 @@ def check_pressure(srv):
         # second of it: 10 points.
         within("Pressure Stall(%s) %% Some Stalled Time vs /proc/pressure total delta" % r,
                avg(s, "Pressure Stall(%s)\\%% Some Stalled Time" % r), ref, 10)
+
+
+def check_memory_pressure(srv, present):
+    """Memory's pressure counters: the same file as Pressure Stall(memory)."""
+    if "memory" not in present:
+        print("SKIP: Memory's pressure counters: no /proc/pressure/memory")
+        return
+    before = read_psi()["memory"]["some"]["avg10"]
+    s = srv.sample("\\Memory\\Memory Pressure Avg10", "\\Memory\\% Memory Stalled Time",
+                   "\\Pressure Stall(memory)\\% Some Stalled Time", "-si", "1", "-sc", str(N))
+    after = read_psi()["memory"]["some"]["avg10"]
+    ours = last(s, "Memory\\Memory Pressure Avg10")
+    report(ours is not None and min(before, after) - 0.005 <= ours <= max(before, after) + 0.005,
+           "Memory Pressure Avg10: typeperf %s, /proc/pressure/memory before %.2f after %.2f"
+           % (ours, before, after))
+    # Two providers read the one total a moment apart, each over ~1 s: 1 point.
+    within("Memory %% Memory Stalled Time vs Pressure Stall(memory) %% Some Stalled Time",
+           avg(s, "Memory\\% Memory Stalled Time"),
+           avg(s, "Pressure Stall(memory)\\% Some Stalled Time"), 1)
 
 
 # ---- Control Group against a group of its own ----
@@ -420,6 +439,7 @@ def main():
     srv = Server()
     try:
         check_pressure(srv)
+        check_memory_pressure(srv, read_psi())
         check_cgroup(srv)
     finally:
         srv.stop()

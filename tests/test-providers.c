@@ -39,7 +39,7 @@
 #include "perflibv2.h"
 #include "testutil.h"
 
-#define MAX_COUNTERS    32
+#define MAX_COUNTERS    40
 #define NAME_MAX_LEN    256
 
 static struct du_daemon srv;

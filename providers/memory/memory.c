@@ -2,17 +2,23 @@
 /*
  * Memory: the single instance of the system's memory, from /proc/meminfo
  * and /proc/vmstat: Windows' counters, then the Linux-only ones (ids 20 and
- * up) that admins look for.  Memory pressure is the Pressure Stall set's.
+ * up) that admins look for, memory pressure among them (ids 32 to 34, from
+ * /proc/pressure/memory, as Pressure Stall(memory) has it with more).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "instances.h"
 #include "plugin.h"
 #include "procfs.h"
+#include "psi.h"
 #include "memory.h"
 
-#define N_VALUES        (PV_MEMORY_ANON_HUGE_PAGES_BYTES + 1)
+#define N_VALUES        (PV_MEMORY_PRESSURE_AVG10 + 1)
+/* PSI's totals are in us, the 100 ns timers count 100 ns. */
+#define US_100NS        10
 #define MIB             (1024 * 1024)
 
 enum { MEM_TOTAL, MEM_FREE, MEM_AVAILABLE, BUFFERS, CACHED, SRECLAIMABLE, SWAP_TOTAL,
@@ -68,6 +74,34 @@ static void memory_linux_values(const uint64_t *m, uint64_t *v)
         v[PV_MEMORY_ANON_HUGE_PAGES_BYTES] = m[ANON_HUGE];
 }
 
+/*
+ * Memory pressure, as Pressure Stall(memory) has it (psi.h): all 0 where
+ * the kernel has no PSI, said once.
+ */
+static void memory_pressure(uint64_t *v)
+{
+        static bool told;
+        struct pv_psi p;
+        char buf[512];
+        int r = pv_read_small("/proc", "pressure/memory", buf, sizeof(buf));
+
+        if (r >= 0)
+                r = pv_psi_parse(buf, &p);
+        if (r < 0) {
+                if (!told)
+                        pv_log(LOG_INFO, "no memory pressure counters: /proc/pressure/memory: %s "
+                               "(a kernel without PSI, or booted with psi=0)", strerror(-r));
+                told = true;
+                return;
+        }
+        if (p.have & PV_PSI_SOME) {
+                v[PV_MEMORY_PCT_STALLED] = p.some.total * US_100NS;
+                v[PV_MEMORY_PRESSURE_AVG10] = p.some.avg10;
+        }
+        if (p.have & PV_PSI_FULL)
+                v[PV_MEMORY_PCT_FULL_STALLED] = p.full.total * US_100NS;
+}
+
 static int collect(void)
 {
         uint64_t m[N_MEM] = { 0 }, vm[N_VM] = { 0 }, v[N_VALUES] = { 0 };
@@ -78,6 +112,7 @@ static int collect(void)
                 return r;
         memory_values(m, v);
         memory_linux_values(m, v);
+        memory_pressure(v);
         v[PV_MEMORY_PAGE_FAULTS] = vm[PGFAULT];
         v[PV_MEMORY_PAGES] = vm[PSWPIN] + vm[PSWPOUT];
         v[PV_MEMORY_PAGES_INPUT] = vm[PSWPIN];
