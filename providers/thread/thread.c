@@ -32,7 +32,7 @@
 #include "thread.h"
 
 #define N_VALUES        (PV_THREAD_THREAD_WAIT_REASON + 1)
-/* About 14 us a thread on a 2-CPU virtual machine: 57 ms, within perflibd's collect bound. */
+/* 10 to 14 us a thread on a 2-CPU virtual machine: 41 to 57 ms, within perflibd's collect bound. */
 #define MAX_THREADS     4096
 
 static struct pv_instset threads;
