@@ -88,7 +88,8 @@ static int teardown(void **state)
 {
         struct fx *fx = *state;
 
-        free(fx->v.data);
+        rrp_perf_release(&fx->s, &fx->v);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
         rrp_titles_free(fx->titles);
         fake_ns_free(fx->ns);
         free(fx);
@@ -106,8 +107,7 @@ static uint32_t q(struct fx *fx, enum rrp_hive hive, const char *name)
                 u[2 * i] = (uint8_t) name[i];
                 u[2 * i + 1] = 0;
         }
-        free(fx->v.data);
-        fx->v = (struct rrp_value) { 0 };
+        rrp_perf_release(&fx->s, &fx->v);
         return rrp_perf_query_value(&fx->s, hive, u, n, &fx->v);
 }
 
@@ -275,6 +275,25 @@ static void selections(void **state)
         assert_int_equal(objects(&fx->v, at), 1);
 }
 
+/* A value is paid from the query memory while held: past the cap, refused and nothing held. */
+static void query_memory(void **state)
+{
+        struct fx *fx = *state;
+        size_t len;
+
+        assert_int_equal(q(fx, RRP_HKPD, "Global"), 0);
+        len = fx->v.len;
+        assert_int_equal(fake_ns_memory_used(fx->ns), len);
+        rrp_perf_release(&fx->s, &fx->v);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+        fake_ns_set_memory(fx->ns, len - 1);
+        assert_int_equal(q(fx, RRP_HKPD, "Global"), 8);        /* ERROR_NOT_ENOUGH_MEMORY */
+        assert_null(fx->v.data);
+        assert_int_equal(fake_ns_memory_used(fx->ns), 0);
+        fake_ns_set_memory(fx->ns, len);
+        assert_int_equal(q(fx, RRP_HKPD, "Global"), 0);
+}
+
 /* Indexes hold while countersets come and go; a newcomer gets the next ones. */
 static void stable_indexes(void **state)
 {
@@ -302,6 +321,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(global_block, setup, teardown),
                 cmocka_unit_test_setup_teardown(selections, setup, teardown),
                 cmocka_unit_test_setup_teardown(stable_indexes, setup, teardown),
+                cmocka_unit_test_setup_teardown(query_memory, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

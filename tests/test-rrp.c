@@ -48,7 +48,17 @@ static uint32_t query_value(void *ctx, enum rrp_hive hive, const uint8_t *name, 
         return 0;
 }
 
-static const struct rrp_handlers handlers = { .query_value = query_value };
+static int released;
+
+/* Every value query_value made comes back here once it is in the reply. */
+static void release(void *ctx, struct rrp_value *v)
+{
+        (void) ctx;
+        released++;
+        free(v->data);
+}
+
+static const struct rrp_handlers handlers = { .query_value = query_value, .release = release };
 
 struct reply {
         struct ndr_push o;
@@ -218,6 +228,8 @@ static void query_more_data_then_value(void **state)
         query(s, h, &(struct qv){ "Nothing", true, true, true, true, 64 }, &c);
         assert_int_equal(c.status, 2);
         assert_int_equal(c.n_data, 0);
+        /* Two full values and one size-only answer were made, and each given back. */
+        assert_int_equal(released, 3);
         /* A buffer without lpcbData. */
         int before = queries;
         query(s, h, &(struct qv){ "Counter 009", true, true, false, false, 0 }, &c);

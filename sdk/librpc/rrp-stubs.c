@@ -356,7 +356,10 @@ static int query_value(struct rrp_stubs *s, struct ndr_pull *p, struct ndr_push 
                         status = query_status(&a, &v);
         }
         push_query_reply(o, &a, &v, status);
-        free(v.data);
+        if (s->h->release && v.data)
+                s->h->release(s->h->ctx, &v);
+        else
+                free(v.data);
         return o->err;
 }
 

@@ -56,6 +56,8 @@ struct rrp_handlers {
          */
         uint32_t (*query_value)(void *ctx, enum rrp_hive hive, const uint8_t *name,
                                 size_t units, struct rrp_value *ret);
+        /* Gives back a value query_value made, once it is in the reply; NULL: free(data). */
+        void (*release)(void *ctx, struct rrp_value *v);
         void *ctx;
 };
 

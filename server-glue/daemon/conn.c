@@ -763,7 +763,8 @@ static int np_setup(struct conn *c)
         c->rrp = (struct rrp_perf_session){ .ns = c->d->ns, .titles = c->d->rrp_titles,
                                             .allowed = c->session.allowed,
                                             .system_name = c->d->hostname };
-        c->rrp_handlers = (struct rrp_handlers){ rrp_perf_query_value, &c->rrp };
+        c->rrp_handlers = (struct rrp_handlers){ rrp_perf_query_value, rrp_perf_release,
+                                                 &c->rrp };
         if (r == 0 && c->d->rrp_titles)
                 r = pv2_server_conn_serve_rrp(c->rpc, &c->rrp_handlers);
         return r;

@@ -153,8 +153,13 @@ static uint32_t counter_index(uint32_t base, size_t j)
 
 typedef void (*emit_fn)(struct pcq_buf *b, const void *ctx);
 
-/* *ret (data malloc'd, owned by the caller) of the bytes f emits, or a Win32 error. */
-static uint32_t build(emit_fn f, const void *ctx, uint32_t type, struct rrp_value *ret)
+/*
+ * *ret of the bytes f emits, or a Win32 error.  Its data is malloc'd and
+ * paid from ns's query memory: the caller gives both back with
+ * rrp_perf_release.
+ */
+static uint32_t build(struct ns *ns, emit_fn f, const void *ctx, uint32_t type,
+                      struct rrp_value *ret)
 {
         struct pcq_buf b;
 
@@ -163,13 +168,18 @@ static uint32_t build(emit_fn f, const void *ctx, uint32_t type, struct rrp_valu
         if (b.overflow)
                 return WIN_ERROR_NOT_ENOUGH_MEMORY;
         size_t n = b.len;
-        uint8_t *data = malloc(n ? n : 1);
-        if (!data)
+        if (ns_mem_take(ns, n) < 0)
                 return WIN_ERROR_NOT_ENOUGH_MEMORY;
+        uint8_t *data = malloc(n ? n : 1);
+        if (!data) {
+                ns_mem_give(ns, n);
+                return WIN_ERROR_NOT_ENOUGH_MEMORY;
+        }
         pcq_buf_write(&b, data, n);
         f(&b, ctx);
         if (b.overflow || b.len != n) {
                 free(data);
+                ns_mem_give(ns, n);
                 return WIN_ERROR_NOT_ENOUGH_MEMORY;
         }
         *ret = (struct rrp_value) { .type = type, .data = data, .len = n };
@@ -232,7 +242,7 @@ static uint32_t text_value(const struct rrp_perf_session *s, bool help, struct r
         /* Every counterset gets its index before "1\0<last>" is written. */
         for (size_t i = 0; i < ns_count(s->ns); i++)
                 (void) titles_get(s->titles, ns_at(s->ns, i));
-        return build(emit_text, &t, RRP_REG_MULTI_SZ, ret);
+        return build(s->ns, emit_text, &t, RRP_REG_MULTI_SZ, ret);
 }
 
 /* ---- the PERF_DATA_BLOCK ---- */
@@ -502,12 +512,23 @@ static uint32_t global_value(const struct rrp_perf_session *s, const struct sele
                 if (base && cs->live && selected(sel, base))
                         (void) object_collect(&g, cs, base);
         }
-        status = build(emit_global, &g, RRP_REG_BINARY, ret);
+        status = build(s->ns, emit_global, &g, RRP_REG_BINARY, ret);
         global_done(&g);
         return status;
 }
 
-/* ---- the handler ---- */
+/* ---- the handlers ---- */
+
+void rrp_perf_release(void *ctx, struct rrp_value *v)
+{
+        const struct rrp_perf_session *s = ctx;
+
+        if (!v || !v->data)
+                return;
+        free(v->data);
+        ns_mem_give(s->ns, v->len);
+        *v = (struct rrp_value) { 0 };
+}
 
 /* The value name in lower-case ASCII; false for anything else (no value has such a name). */
 static bool ascii_name(const uint8_t *name, size_t units, char out[MAX_NAME_UNITS + 1])

@@ -52,5 +52,12 @@ struct rrp_perf_session {
  */
 uint32_t rrp_perf_query_value(void *ctx, enum rrp_hive hive, const uint8_t *name, size_t units,
                               struct rrp_value *ret);
+/*
+ * The rrp_handlers.release of the same: a value is paid from the query
+ * memory (ns_mem_take, perflibd's --query-memory) while it is held, as
+ * the PerflibV2 replies are, so that no number of clients reading
+ * "Global" can grow the server past it.
+ */
+void rrp_perf_release(void *ctx, struct rrp_value *v);
 
 #endif /* PERFLIBD_RRP_PERF_H */
