@@ -32,6 +32,7 @@ static const char bench_version[] = PACKAGE_VERSION;
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +67,10 @@ static const GUID bench_cset = {
 enum { CTR_REQUESTS = 1, CTR_BYTES = 2, CTR_QUEUE = 3, CTR_ERRORS = 4 };
 
 /*
- * The template's Offsets are all 0, so perflib lays the counters out as this
- * struct, right after the PERF_COUNTERSET_INSTANCE header: the one Offset
- * convention, which is what lets a provider write its data directly.
+ * The template gives each counter its member's offsetof(), so perflib lays
+ * the counters out as this struct, right after the PERF_COUNTERSET_INSTANCE
+ * header: what lets a provider write its data directly (all-zero Offsets
+ * would give Windows' 8-byte slots instead, where the two ULONGs differ).
  */
 struct bench_data {
         ULONGLONG requests;
@@ -85,10 +87,14 @@ static struct {
           { 0xb3e1c7a0, 0x5d2f, 0x4e61, { 0x9a, 0x8b, 0x0c, 0x1d, 0x2e, 0x3f, 0x4a, 0x50 } },
           4, PERF_COUNTERSET_MULTI_INSTANCES },
         {
-                { CTR_REQUESTS, PERF_COUNTER_BULK_COUNT, 0, 8, PERF_DETAIL_NOVICE, 0, 0 },
-                { CTR_BYTES, PERF_COUNTER_LARGE_RAWCOUNT, 0, 8, PERF_DETAIL_NOVICE, 0, 0 },
-                { CTR_QUEUE, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, 0 },
-                { CTR_ERRORS, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0, 0 },
+                { CTR_REQUESTS, PERF_COUNTER_BULK_COUNT, 0, 8, PERF_DETAIL_NOVICE, 0,
+                  offsetof(struct bench_data, requests) },
+                { CTR_BYTES, PERF_COUNTER_LARGE_RAWCOUNT, 0, 8, PERF_DETAIL_NOVICE, 0,
+                  offsetof(struct bench_data, bytes) },
+                { CTR_QUEUE, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0,
+                  offsetof(struct bench_data, queue) },
+                { CTR_ERRORS, PERF_COUNTER_RAWCOUNT, 0, 4, PERF_DETAIL_NOVICE, 0,
+                  offsetof(struct bench_data, errors) },
         },
 };
 
